@@ -1,0 +1,36 @@
+# zerocopy — set-up, demo and tests. Everything lands in .venv; nothing is installed system-wide.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEMO   := demo-output
+
+.PHONY: setup demo test test-igpu lint clean models
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "zerocopy needs Python >= 3.11")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,baseline,bench]'
+	@touch $(STAMP)
+
+models: setup
+	$(BIN)/zerocopy models pull face
+
+demo: setup
+	$(BIN)/python scripts/demo.py --out $(DEMO)
+
+test: setup
+	$(BIN)/python -m pytest -q -m "not igpu"
+	$(BIN)/ruff check zerocopy tests scripts
+
+test-igpu: setup
+	$(BIN)/python -m pytest -v -m igpu -rs
+
+lint: setup
+	$(BIN)/ruff check zerocopy tests scripts
+
+clean:
+	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache

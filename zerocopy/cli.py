@@ -1,0 +1,190 @@
+"""`zerocopy` command line: detect, models."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from zerocopy import __version__
+from zerocopy.catalog import CATALOG, DEFAULT_MODEL
+from zerocopy.errors import PathUnavailable, ZeroCopyError
+from zerocopy.paths import PATHS
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def say(msg: str) -> None:
+    print(f"zerocopy: {msg}", file=sys.stderr, flush=True)
+
+
+def _positive(kind):
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if v <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+        return v
+    return parse
+
+
+def _threshold(text: str) -> float:
+    v = _positive(float)(text)
+    if v > 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="zerocopy",
+        description="Run OpenVINO models over video with the fewest copies the machine allows: "
+        "VA-API decode, scale_vaapi and remote NV12 tensors on Intel iGPUs, a copy path and a "
+        "software path where that cannot run.",
+    )
+    p.add_argument("--version", action="version", version=f"zerocopy {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    d = sub.add_parser("detect", help="detect objects in videos",
+                       description="Detect objects in one or more videos, frame by frame.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    d.add_argument("inputs", nargs="+", metavar="INPUT", help="video files or stream URLs")
+    d.add_argument("--model", default=DEFAULT_MODEL,
+                   help=f"catalogue name ({', '.join(CATALOG)}) or an IR/ONNX/TFLite file")
+    d.add_argument("--labels", metavar="FILE", help="class names, one per line (for your own model)")
+    d.add_argument("--decoder", choices=("anchor-ssd", "detection-output", "yolo"),
+                   help="how to decode the model's outputs (default: from the catalogue or the output shapes)")
+    d.add_argument("--resize", choices=("letterbox", "stretch"),
+                   help="keep the aspect ratio with black bars, or fill the input (default: per model)")
+    d.add_argument("--path", choices=("auto", *PATHS), default="auto",
+                   help="auto tries zero-copy, copy, then software, and says why each better path "
+                   "could not run; baseline is the OpenCV decode+resize pipeline to measure against")
+    d.add_argument("--device", default="auto", help="OpenVINO device: auto (GPU if present, else CPU), GPU, CPU")
+    d.add_argument("--nireq", type=_positive(int), help="inference requests in flight (default: the device's optimum)")
+    d.add_argument("--batch", type=_positive(int), default=1, help="frames per inference request")
+    d.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
+    d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
+    d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
+    d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU")
+    d.add_argument("--max-frames", type=_positive(int), metavar="N", help="stop after N frames of each input")
+    d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+
+    m = sub.add_parser("models", help="list or pull catalogue models")
+    msub = m.add_subparsers(dest="models_command", metavar="ACTION")
+    msub.add_parser("list", help="list the catalogue and what is cached")
+    pull = msub.add_parser("pull", help="download, verify and cache catalogue models")
+    pull.add_argument("names", nargs="*", metavar="NAME", help="models to pull (default: all)")
+    return p
+
+
+def cmd_models(args) -> int:
+    from zerocopy.catalog.fetch import cache_dir, cached_path, pull
+
+    if args.models_command == "pull":
+        names = args.names or list(CATALOG)
+        for name in names:
+            path = pull(name, log=say)
+            print(f"{name}\t{path}")
+        return EXIT_OK
+    print(f"{'name':<10} {'input':<8} {'decoder':<11} {'cached':<7} {'licence'}")
+    for e in CATALOG.values():
+        size = {"face": "128x128", "face-full": "192x192", "person": "224x224"}.get(e.name, "?")
+        print(f"{e.name:<10} {size:<8} {e.decoder:<11} {'yes' if cached_path(e) else 'no':<7} {e.source.licence}")
+        print(f"{'':<10} {e.description}")
+    print(f"cache: {cache_dir()}")
+    return EXIT_OK
+
+
+def _progress_factory(quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    def make(source: str, total: int | None):
+        return tqdm(total=total, desc=os.path.basename(source)[:30], unit="frame", leave=False,
+                    file=sys.stderr, dynamic_ncols=True)
+    return make
+
+
+def cmd_detect(args) -> int:
+    from zerocopy.catalog.fetch import cache_dir
+    from zerocopy.handoff.host import HostHandoff
+    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
+    from zerocopy.paths import choose, front_for
+    from zerocopy.pipeline import Pipeline
+    from zerocopy.probe import gather
+    from zerocopy.sinks.jsonl import JsonlSink
+    from zerocopy.sinks.report import build_report, write_report
+    from zerocopy.sinks.video import VideoSink
+
+    if args.json == "-" and not args.quiet:
+        args.quiet = True  # stdout carries the data
+    core = make_core(cache_dir() / "ov-cache")
+    choice = choose(args.path, gather(core.available_devices))
+    if choice.refused and not args.quiet:
+        say(f"path: {choice.name} (" + "; ".join(f"{k} refused: {v}" for k, v in choice.refused.items()) + ")")
+    spec = resolve_spec(args.model, args.labels, args.decoder, args.resize, core=core)
+    device = pick_device(core, args.device)
+    front = front_for(choice.name)
+    model = WrappedModel(core, spec, device, front.input_kind, args.batch)
+    nireq = args.nireq or model.optimal_nireq
+    sinks = []
+    if args.json:
+        sinks.append(JsonlSink(args.json, spec.labels, with_source=len(args.inputs) > 1))
+    if args.output:
+        sinks.append(VideoSink(args.output, spec.labels, inputs=len(args.inputs)))
+    pipeline = Pipeline(model, front, HostHandoff(model.input_names), nireq, args.threshold, sinks,
+                        keep_pictures=bool(args.output), progress=_progress_factory(args.quiet))
+    result = pipeline.run(args.inputs, args.max_frames)
+    report = build_report(result, choice, model, nireq)
+    if args.report:
+        write_report(report, args.report)
+    for outcome in result.inputs:
+        if outcome.damage.damaged:
+            say(f"{outcome.source}: damaged stream, {outcome.frames} frames processed: {outcome.damage.summary()}")
+        if outcome.error:
+            say(outcome.error)
+    if not args.quiet:
+        say(f"{report['frames']} frames, {report['detections']} detections, {report['fps']} fps, "
+            f"CPU {report['cpu']['percent']}% on the {choice.name} path ({device}, nireq {nireq}, "
+            f"batch {model.batch})")
+    if result.interrupted:
+        say("interrupted; everything written so far is complete")
+        return EXIT_INTERRUPTED
+    return EXIT_FAIL if any(o.error for o in result.inputs) else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        if args.command == "detect":
+            return cmd_detect(args)
+        if args.command == "models":
+            return cmd_models(args)
+    except PathUnavailable as e:
+        for path, why in e.reasons.items():
+            say(f"the {path} path cannot run here: {why}")
+        return EXIT_FAIL
+    except ZeroCopyError as e:
+        say(str(e))
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        say("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAIL
+    except Exception as e:  # a bug: still one line, the traceback on request
+        if os.environ.get("ZEROCOPY_DEBUG"):
+            traceback.print_exc()
+        say(f"internal error: {type(e).__name__}: {e} (set ZEROCOPY_DEBUG=1 for the traceback)")
+        return EXIT_FAIL
+    parser.print_help()
+    return EXIT_USAGE

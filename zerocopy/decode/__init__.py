@@ -1,0 +1,1 @@
+"""Decoders: PyAV on the CPU (software), and the OpenCV-style baseline."""

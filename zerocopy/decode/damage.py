@@ -1,0 +1,49 @@
+"""What went wrong while reading a stream, kept to report it rather than to stop on it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+
+@dataclass
+class DamageReport:
+    """Decoder errors, packets that failed, and where reading stopped early."""
+
+    packets_failed: int = 0
+    corrupt_frames: int = 0
+    decoder_messages: Counter = field(default_factory=Counter)
+    stopped_early: str | None = None
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.packets_failed or self.corrupt_frames or self.decoder_messages or self.stopped_early)
+
+    def add_log(self, name: str, message: str) -> None:
+        # "error while decoding MB 33 13" → "error while decoding MB": count kinds, not positions
+        words = [w for w in message.strip().split() if not w.lstrip("-").isdigit()]
+        self.decoder_messages[f"{name}: {' '.join(words)}"] += 1
+
+    def summary(self) -> str:
+        parts = []
+        if self.packets_failed:
+            parts.append(f"{self.packets_failed} packets failed to decode")
+        if self.corrupt_frames:
+            parts.append(f"{self.corrupt_frames} frames flagged corrupt")
+        if self.decoder_messages:
+            total = sum(self.decoder_messages.values())
+            top = ", ".join(f"'{m}'" for m, _ in self.decoder_messages.most_common(2))
+            parts.append(f"{total} decoder errors (e.g. {top})")
+        if self.stopped_early:
+            parts.append(f"stopped early: {self.stopped_early}")
+        return "; ".join(parts) or "none"
+
+    def to_dict(self) -> dict:
+        return {
+            "damaged": self.damaged,
+            "packets_failed": self.packets_failed,
+            "corrupt_frames": self.corrupt_frames,
+            "decoder_errors": sum(self.decoder_messages.values()),
+            "decoder_messages": dict(self.decoder_messages.most_common(10)),
+            "stopped_early": self.stopped_early,
+        }

@@ -1,0 +1,53 @@
+"""The baseline the classic OpenVINO demo uses: OpenCV decodes to full-size BGR, then `cv2.resize`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from zerocopy.decode.damage import DamageReport
+from zerocopy.errors import InputError, PathUnavailable
+
+
+def import_cv2():
+    try:
+        import cv2
+    except ImportError:
+        raise PathUnavailable(
+            {"baseline": "OpenCV is not installed (pip install 'zerocopy[baseline]')"}
+        ) from None
+    return cv2
+
+
+class OpenCVDecoder:
+    """Iterates `(bgr_frame, decode_ms, pts_seconds)` with `cv2.VideoCapture`."""
+
+    def __init__(self, path: str | Path):
+        self.cv2 = cv2 = import_cv2()
+        p = Path(path)
+        if not p.exists():
+            raise InputError(f"{path}: no such file")
+        if p.is_file() and p.stat().st_size == 0:
+            raise InputError(f"{path}: empty file")
+        self.cap = cv2.VideoCapture(str(path), cv2.CAP_FFMPEG)
+        if not self.cap.isOpened():
+            raise InputError(f"{path}: OpenCV cannot open it as a video")
+        self.damage = DamageReport()
+        n = int(self.cap.get(cv2.CAP_PROP_FRAME_COUNT))
+        self.expected_frames = n if n > 0 else None
+        self.rate = float(self.cap.get(cv2.CAP_PROP_FPS)) or 25.0
+
+    def frames(self) -> Iterator[tuple[np.ndarray, float, float | None]]:
+        while True:
+            t0 = time.perf_counter()
+            ok, bgr = self.cap.read()
+            ms = (time.perf_counter() - t0) * 1e3
+            if not ok:
+                return
+            yield bgr, ms, self.cap.get(self.cv2.CAP_PROP_POS_MSEC) / 1e3
+
+    def close(self) -> None:
+        self.cap.release()

@@ -1,0 +1,206 @@
+"""One model wrapper for every path: read once, NV12 (or BGR) input built into the graph, compiled.
+
+`PrePostProcessor` moves colour conversion, mean/scale and layout into the compiled model, so the
+zero-copy, copy and software paths feed identical u8 NV12 planes to the same graph and only the
+memory the planes live in differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import openvino as ov
+from openvino.preprocess import ColorFormat, PrePostProcessor
+
+from zerocopy.catalog import CATALOG, CatalogEntry
+from zerocopy.errors import ModelError
+from zerocopy.outputs import OutputDecoder, guess_decoder, make_decoder
+
+InputKind = Literal["nv12", "bgr"]
+_COLOURS = {"RGB": ColorFormat.RGB, "BGR": ColorFormat.BGR}
+# How models without a catalogue entry expect their input, by output decoder.
+_DEFAULT_FEED = {
+    "detection-output": {"colour": "BGR", "mean": 0.0, "scale": 1.0, "resize": "stretch"},
+    "yolo": {"colour": "RGB", "mean": 0.0, "scale": 255.0, "resize": "letterbox"},
+    "anchor-ssd": {"colour": "RGB", "mean": 127.5, "scale": 127.5, "resize": "letterbox"},
+}
+
+
+@dataclass
+class ModelSpec:
+    """What a model is and how to feed and decode it, from the catalogue or from the file itself."""
+
+    path: Path
+    name: str
+    labels: tuple[str, ...]
+    decoder: str
+    resize: str
+    colour: str
+    mean: float
+    scale: float
+    decoder_options: dict[str, Any] = field(default_factory=dict)
+    entry: CatalogEntry | None = None
+
+
+def read_labels(path: str | Path) -> tuple[str, ...]:
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as e:
+        raise ModelError(f"cannot read labels file {path}: {e.strerror or e}") from None
+    return tuple(line.strip() for line in lines if line.strip())
+
+
+def read_model(core: ov.Core, path: Path) -> ov.Model:
+    if not path.is_file():
+        raise ModelError(f"model file not found: {path}")
+    try:
+        return core.read_model(str(path))
+    except RuntimeError as e:
+        first = (str(e).strip().splitlines() or ["unreadable"])[0]
+        raise ModelError(f"cannot read model {path}: {first}") from None
+
+
+def image_input(model: ov.Model) -> tuple[ov.Output, str, int, int]:
+    """The model's single image input: (port, layout, width, height), or a clear refusal."""
+    if len(model.inputs) != 1:
+        raise ModelError(f"the model has {len(model.inputs)} inputs; only single-image-input models are fed")
+    port = model.inputs[0]
+    shape = port.get_partial_shape()
+    if shape.rank.is_dynamic or shape.rank.get_length() != 4:
+        raise ModelError(f"model input {shape} is not a 4-D image tensor")
+    dims = [d.get_length() if d.is_static else -1 for d in shape]
+    if dims[1] == 3:
+        layout, h, w = "NCHW", dims[2], dims[3]
+    elif dims[3] == 3:
+        layout, h, w = "NHWC", dims[1], dims[2]
+    else:
+        raise ModelError(f"model input {shape} is not a 3-channel image (NCHW or NHWC)")
+    if h <= 0 or w <= 0:
+        raise ModelError(f"model input {shape} has a dynamic height or width; reshape it to a fixed size")
+    if h % 2 or w % 2:
+        raise ModelError(f"model input is {w}x{h}; NV12 needs an even width and height")
+    return port, layout, w, h
+
+
+def output_shapes(model: ov.Model) -> dict[str, tuple[int, ...]]:
+    out = {}
+    for i, port in enumerate(model.outputs):
+        shape = port.get_partial_shape()
+        if shape.is_dynamic:
+            raise ModelError(f"model output {i} has a dynamic shape {shape}; cannot decode it")
+        out[port.get_any_name() if port.get_names() else f"output{i}"] = tuple(shape.to_shape())
+    return out
+
+
+def resolve_spec(model: str, labels_file: str | None = None, decoder: str | None = None,
+                 resize: str | None = None, core: ov.Core | None = None) -> ModelSpec:
+    """A catalogue name (pulled if needed) or a local IR/ONNX/TFLite path → ModelSpec."""
+    from zerocopy.catalog.fetch import pull
+
+    if model in CATALOG:
+        entry = CATALOG[model]
+        spec = ModelSpec(pull(model), entry.name, entry.labels, entry.decoder, entry.resize, entry.colour,
+                         entry.mean, entry.scale, dict(entry.decoder_options), entry)
+    else:
+        path = Path(model)
+        if not path.is_file():
+            raise ModelError(f"model {model!r} is neither a catalogue name ({', '.join(CATALOG)}) nor a file")
+        m = read_model(core or ov.Core(), path)
+        image_input(m)
+        kind = decoder or guess_decoder(output_shapes(m))
+        feed = _DEFAULT_FEED.get(kind, _DEFAULT_FEED["detection-output"])
+        spec = ModelSpec(path, path.stem, (), kind, feed["resize"], feed["colour"], feed["mean"],
+                         feed["scale"])
+    if decoder and decoder != spec.decoder:
+        spec.decoder, spec.decoder_options = decoder, {}
+    if resize:
+        spec.resize = resize
+    if labels_file:
+        spec.labels = read_labels(labels_file)
+    return spec
+
+
+class WrappedModel:
+    """A `ModelSpec` read, given NV12 two-plane (or BGR) u8 input of batch `batch`, and compiled."""
+
+    def __init__(self, core: ov.Core, spec: ModelSpec, device: str, input_kind: InputKind = "nv12",
+                 batch: int = 1, memory_type: str | None = None, context: Any = None,
+                 config: dict[str, Any] | None = None):
+        self.spec, self.device, self.input_kind, self.batch = spec, device, input_kind, batch
+        model = read_model(core, spec.path)
+        port, layout, self.width, self.height = image_input(model)
+        shapes = output_shapes(model)
+        self.decoder: OutputDecoder = make_decoder(spec.decoder, self.width, self.height, shapes,
+                                                   spec.decoder_options)
+        if batch != 1:
+            shape = [batch, 3, self.height, self.width] if layout == "NCHW" else [batch, self.height, self.width, 3]
+            try:
+                model.reshape({port: shape})
+            except RuntimeError as e:
+                raise ModelError(f"the model cannot take a batch of {batch}: {str(e).splitlines()[0]}") from None
+        ppp = PrePostProcessor(model)
+        tensor = ppp.input().tensor().set_element_type(ov.Type.u8)
+        if input_kind == "nv12":
+            tensor.set_color_format(ColorFormat.NV12_TWO_PLANES, ["y", "uv"])
+            if memory_type:
+                tensor.set_memory_type(memory_type)
+        else:
+            tensor.set_color_format(ColorFormat.BGR).set_layout(ov.Layout("NHWC"))
+        ppp.input().model().set_layout(ov.Layout(layout))
+        pre = ppp.input().preprocess().convert_element_type(ov.Type.f32)
+        pre.convert_color(_COLOURS[spec.colour])
+        if spec.mean:
+            pre.mean(spec.mean)
+        if spec.scale != 1.0:
+            pre.scale(spec.scale)
+        model = ppp.build()
+        self.input_names = [p.get_any_name() for p in model.inputs]
+        self.output_names = list(shapes)
+        cfg = {"PERFORMANCE_HINT": "THROUGHPUT", **(config or {})}
+        try:
+            target = context if context is not None else device
+            self.compiled = core.compile_model(model, target, cfg)
+        except RuntimeError as e:
+            first = (str(e).strip().splitlines() or ["failed"])[0]
+            raise ModelError(f"cannot compile {spec.name} for {device}: {first}") from None
+        self._out_ports = {name: self.compiled.outputs[i] for i, name in enumerate(self.output_names)}
+
+    @property
+    def optimal_nireq(self) -> int:
+        try:
+            return max(1, int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
+        except RuntimeError:
+            return 2
+
+    def outputs_of(self, request: ov.InferRequest) -> dict[str, Any]:
+        """Copies of a finished request's outputs (the request's own buffers are reused)."""
+        return {name: request.get_tensor(port).data.copy() for name, port in self._out_ports.items()}
+
+
+def make_core(cache_dir: Path | None) -> ov.Core:
+    core = ov.Core()
+    if cache_dir is not None:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        core.set_property({"CACHE_DIR": str(cache_dir)})
+    return core
+
+
+def _offers(available: list[str], device: str) -> bool:
+    """`GPU` is offered when OpenVINO lists `GPU` or any `GPU.n`; `GPU.1` only when listed."""
+    return device in available or ("." not in device and any(d.split(".")[0] == device for d in available))
+
+
+def pick_device(core: ov.Core, requested: str, allowed: tuple[str, ...] = ("GPU", "CPU")) -> str:
+    """`auto` → the GPU if OpenVINO sees one, else the CPU; an explicit device must exist."""
+    available = core.available_devices
+    if requested.lower() == "auto":
+        for dev in allowed:
+            if _offers(available, dev):
+                return dev
+        raise ModelError(f"none of {', '.join(allowed)} is available (OpenVINO sees {', '.join(available)})")
+    dev = requested.upper()
+    if not _offers(available, dev):
+        raise ModelError(f"OpenVINO sees no {dev} device (it sees {', '.join(available) or 'nothing'})")
+    return dev

@@ -1,0 +1,29 @@
+"""What every output decoder provides."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from zerocopy.detections import Detections
+from zerocopy.frames import Geometry
+
+
+class OutputDecoder(ABC):
+    """Turns one frame's raw model outputs into `Detections` in source-frame pixels."""
+
+    kind: str = ""
+
+    def __init__(self, input_w: int, input_h: int, output_names: list[str]):
+        self.input_w = input_w
+        self.input_h = input_h
+        self.output_names = output_names
+
+    def split(self, outputs: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
+        """Split a batch of `n` frames' outputs into one dict per frame (batch-major by default)."""
+        return [{k: v[i : i + 1] for k, v in outputs.items()} for i in range(n)]
+
+    @abstractmethod
+    def decode(self, outputs: dict[str, np.ndarray], geometry: Geometry, threshold: float) -> Detections:
+        """Decode one frame's outputs."""

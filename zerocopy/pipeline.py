@@ -1,0 +1,171 @@
+"""The run loop shared by every path: prepare frames on a worker thread, infer, decode, sink.
+
+Decoding and resizing run on their own thread so they overlap inference; results are delivered
+in frame order. Ctrl-C stops reading, lets the requests in flight finish, and closes every sink,
+so what was written stays valid.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from zerocopy.decode.damage import DamageReport
+from zerocopy.errors import InputError
+from zerocopy.infer.model import WrappedModel
+from zerocopy.infer.queue import InferenceScheduler, Result
+from zerocopy.paths import Front
+from zerocopy.sinks import Sink
+from zerocopy.stats import RunClock, StageTimes
+
+_END = object()
+
+
+@dataclass
+class InputOutcome:
+    source: str
+    frames: int = 0
+    error: str | None = None
+    damage: DamageReport = field(default_factory=DamageReport)
+
+
+@dataclass
+class RunResult:
+    inputs: list[InputOutcome]
+    stages: StageTimes
+    clock: RunClock
+    detections: int = 0
+    interrupted: bool = False
+
+    @property
+    def frames(self) -> int:
+        return sum(i.frames for i in self.inputs)
+
+
+class _Producer(threading.Thread):
+    """Runs a frame stream into a bounded queue; errors are passed through the queue."""
+
+    def __init__(self, stream, depth: int, max_frames: int | None):
+        super().__init__(daemon=True)
+        self.stream, self.max_frames = stream, max_frames
+        self.q: queue.Queue = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+
+    def _put(self, item) -> bool:
+        while not self.stop.is_set():
+            try:
+                self.q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run(self) -> None:
+        frames = iter(self.stream)
+        try:
+            for n, frame in enumerate(frames):
+                if (self.max_frames is not None and n >= self.max_frames) or not self._put(frame):
+                    break
+        except BaseException as e:  # handed to the consumer
+            self._put(e)
+        finally:
+            frames.close()  # ends the decoder's log capture before its damage is read
+        self._put(_END)
+
+    def halt(self) -> None:
+        self.stop.set()
+        self.join()
+
+
+class Pipeline:
+    def __init__(self, model: WrappedModel, front: Front, handoff, nireq: int, threshold: float,
+                 sinks: Sequence[Sink], keep_pictures: bool = False,
+                 progress: Callable[[str, int | None], object] | None = None):
+        self.model, self.front, self.threshold = model, front, threshold
+        self.sinks = list(sinks)
+        self.keep_pictures = keep_pictures
+        self.scheduler = InferenceScheduler(model, handoff, nireq)
+        self.progress = progress
+        self.stages = StageTimes()
+        self.detections = 0
+
+    def _deliver(self, results, bar) -> int:
+        n = 0
+        for r in results:
+            self._emit(r)
+            n += 1
+            if bar is not None:
+                bar.update(1)
+        return n
+
+    def _emit(self, r: Result) -> None:
+        t0 = time.perf_counter()
+        dets = self.model.decoder.decode(r.outputs, r.frame.geometry, self.threshold)
+        post_ms = (time.perf_counter() - t0) * 1e3
+        self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
+        self.detections += len(dets)
+        for sink in self.sinks:
+            sink.write(r.frame, dets)
+
+    def run(self, sources: Sequence[str], max_frames: int | None = None) -> RunResult:
+        clock = RunClock()
+        outcomes: list[InputOutcome] = []
+        interrupted = False
+        try:
+            for source in sources:
+                outcome = InputOutcome(str(source))
+                outcomes.append(outcome)
+                try:
+                    self._run_one(source, outcome, max_frames)
+                except InputError as e:
+                    outcome.error = str(e)
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            for sink in self.sinks:
+                sink.close()
+            clock.stop()
+        return RunResult(outcomes, self.stages, clock, self.detections, interrupted)
+
+    def _run_one(self, source: str, outcome: InputOutcome, max_frames: int | None) -> None:
+        stream = self.front.open(source, self.model.input_names, self.model.width, self.model.height,
+                                 self.model.spec.resize, self.keep_pictures)
+        batch = self.model.batch
+        producer = _Producer(stream, depth=max(4, 2 * self.scheduler.nireq * batch), max_frames=max_frames)
+        bar = self.progress(str(source), stream.expected_frames) if self.progress else None
+        for sink in self.sinks:
+            sink.begin(str(source), stream.rate)
+        pending = []
+        try:
+            producer.start()
+            while True:
+                item = producer.q.get()
+                if item is _END:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                pending.append(item)
+                if len(pending) == batch:
+                    self.scheduler.submit(pending)
+                    pending = []
+                outcome.frames += self._deliver(self.scheduler.results(), bar)
+            if pending:
+                self.scheduler.submit(pending)
+                pending = []
+        finally:
+            # On Ctrl-C or an error: stop reading, finish what is in flight, keep every sink valid.
+            producer.halt()
+            self.scheduler.wait_all()
+            outcome.frames += self._deliver(self.scheduler.results(wait=True), bar)
+            outcome.damage = stream.damage_report()
+            stream.close()
+            for sink in self.sinks:
+                sink.end()
+            if bar is not None:
+                bar.close()
+        if outcome.frames == 0:
+            raise InputError(f"{source}: no frame could be decoded"
+                             + (f" ({outcome.damage.stopped_early})" if outcome.damage.stopped_early else ""))

@@ -1,0 +1,60 @@
+"""The run report: which path ran and why the better ones did not, timings, CPU, damage."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import openvino as ov
+
+from zerocopy import __version__
+from zerocopy.infer.model import WrappedModel
+from zerocopy.paths import PathChoice
+from zerocopy.pipeline import RunResult
+from zerocopy.stats import cpu_name, peak_rss_mb
+
+
+def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nireq: int) -> dict:
+    frames = result.frames
+    wall, cpu = result.clock.wall, result.clock.cpu
+    spec = model.spec
+    return {
+        "zerocopy": __version__,
+        "path": choice.name,
+        "refused": choice.refused,
+        "device": model.device,
+        "model": {
+            "name": spec.name,
+            "file": str(spec.path),
+            "decoder": spec.decoder,
+            "input": f"{model.width}x{model.height}",
+            "resize": spec.resize,
+            "feed": model.input_kind,
+        },
+        "nireq": nireq,
+        "batch": model.batch,
+        "frames": frames,
+        "detections": result.detections,
+        "wall_s": round(wall, 3),
+        "fps": round(frames / wall, 2) if wall > 0 else 0.0,
+        "stages": result.stages.summary(),
+        "cpu": {
+            "seconds": round(cpu, 3),
+            "percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,
+            "ms_per_frame": round(1e3 * cpu / frames, 3) if frames else 0.0,
+        },
+        "peak_rss_mb": peak_rss_mb(),
+        "inputs": [
+            {"source": i.source, "frames": i.frames, "error": i.error, "damage": i.damage.to_dict()}
+            for i in result.inputs
+        ],
+        "interrupted": result.interrupted,
+        "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "python": sys.version.split()[0],
+                    "openvino": ov.get_version()},
+    }
+
+
+def write_report(report: dict, target: str | Path) -> None:
+    Path(target).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
