@@ -8,9 +8,11 @@ so what was written stays valid.
 from __future__ import annotations
 
 import queue
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from zerocopy.decode.damage import DamageReport
@@ -22,6 +24,25 @@ from zerocopy.sinks import Sink
 from zerocopy.stats import RunClock, StageTimes
 
 _END = object()
+
+
+@contextmanager
+def stop_on_sigint(stop: threading.Event):
+    """The first Ctrl-C asks the run to stop after the frames in flight; a second one aborts at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @dataclass
@@ -91,6 +112,7 @@ class Pipeline:
         self.progress = progress
         self.stages = StageTimes()
         self.detections = 0
+        self.stop = threading.Event()
 
     def _deliver(self, results, bar) -> int:
         n = 0
@@ -115,19 +137,23 @@ class Pipeline:
         outcomes: list[InputOutcome] = []
         interrupted = False
         try:
-            for source in sources:
-                outcome = InputOutcome(str(source))
-                outcomes.append(outcome)
-                try:
-                    self._run_one(source, outcome, max_frames)
-                except InputError as e:
-                    outcome.error = str(e)
-        except KeyboardInterrupt:
+            with stop_on_sigint(self.stop):
+                for source in sources:
+                    if self.stop.is_set():
+                        break
+                    outcome = InputOutcome(str(source))
+                    outcomes.append(outcome)
+                    try:
+                        self._run_one(source, outcome, max_frames)
+                    except InputError as e:
+                        outcome.error = str(e)
+        except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
             interrupted = True
         finally:
             for sink in self.sinks:
                 sink.close()
             clock.stop()
+        interrupted = interrupted or self.stop.is_set()
         return RunResult(outcomes, self.stages, clock, self.detections, interrupted)
 
     def _run_one(self, source: str, outcome: InputOutcome, max_frames: int | None) -> None:
@@ -141,8 +167,11 @@ class Pipeline:
         pending = []
         try:
             producer.start()
-            while True:
-                item = producer.q.get()
+            while not self.stop.is_set():
+                try:
+                    item = producer.q.get(timeout=0.1)
+                except queue.Empty:
+                    continue
                 if item is _END:
                     break
                 if isinstance(item, BaseException):
@@ -166,6 +195,6 @@ class Pipeline:
                 sink.end()
             if bar is not None:
                 bar.close()
-        if outcome.frames == 0:
+        if outcome.frames == 0 and not self.stop.is_set():
             raise InputError(f"{source}: no frame could be decoded"
                              + (f" ({outcome.damage.stopped_early})" if outcome.damage.stopped_early else ""))

@@ -7,6 +7,7 @@ the true face box of every frame is known. The face boxes below were checked by 
 from __future__ import annotations
 
 import io
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -94,23 +95,26 @@ def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image]) -> tuple[n
     return np.asarray(canvas), box[None]
 
 
-def _encode_frame(rgb: np.ndarray, spec: ClipSpec) -> av.VideoFrame:
-    name, code = _MATRIX[spec.colour_matrix]
+def rgb_to_frame(rgb: np.ndarray, pix_fmt: str, matrix: str, full_range: bool) -> av.VideoFrame:
+    """RGB → a Y'CbCr frame converted (by swscale) and tagged with the given matrix and range."""
+    name, code = _MATRIX[matrix]
     frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(rgb), format="rgb24")
-    out = frame.reformat(format=spec.pix_fmt, dst_colorspace=name,
-                         dst_color_range="JPEG" if spec.full_range else "MPEG")
+    out = frame.reformat(format=pix_fmt, dst_colorspace=name, dst_color_range="JPEG" if full_range else "MPEG")
     out.colorspace = code
-    out.color_range = 2 if spec.full_range else 1
+    out.color_range = 2 if full_range else 1
     return out
 
 
-def write_clip(path: str | Path, spec: ClipSpec, container_format: str | None = None) -> list[np.ndarray]:
+def write_clip(path: str | Path, spec: ClipSpec, container_format: str | None = None,
+               container_options: dict[str, str] | None = None) -> list[np.ndarray]:
     """Encode the clip to `path`; returns the true face boxes of every frame."""
+    if spec.codec == "libsvtav1":
+        os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its banner straight to stderr otherwise
     photos = {n: Image.fromarray(load_photo(n)) for n in {spec.background, spec.face} if n}
     if spec.face:
         photos[spec.face] = photos[spec.face].crop(PORTRAIT_CROPS[spec.face])
     truth = []
-    with av.open(str(path), "w", format=container_format) as out:
+    with av.open(str(path), "w", format=container_format, options=container_options or {}) as out:
         stream = out.add_stream(spec.codec, rate=spec.fps)
         stream.width, stream.height, stream.pix_fmt = spec.width, spec.height, spec.pix_fmt
         cc = stream.codec_context
@@ -119,7 +123,7 @@ def write_clip(path: str | Path, spec: ClipSpec, container_format: str | None = 
         stream.options = dict(CODEC_OPTIONS.get(spec.codec, ()) + spec.options)
         for i in range(spec.frames):
             rgb, boxes = scene(spec, i, photos)
-            frame = _encode_frame(rgb, spec)
+            frame = rgb_to_frame(rgb, spec.pix_fmt, spec.colour_matrix, spec.full_range)
             frame.pts, frame.time_base = i, Fraction(1, spec.fps)
             out.mux(stream.encode(frame))
             truth.append(boxes)

@@ -25,26 +25,6 @@ def describe_av_error(e: BaseException) -> str:
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
-def open_input(path: str | Path, **options) -> av.container.InputContainer:
-    """Open a container with a clear `InputError` for missing, empty or non-video files."""
-    p = Path(path)
-    if not str(path).startswith(("rtsp://", "http://", "https://", "udp://", "tcp://")):
-        if not p.exists():
-            raise InputError(f"{path}: no such file")
-        if p.is_dir():
-            raise InputError(f"{path}: is a directory, not a video")
-        if p.stat().st_size == 0:
-            raise InputError(f"{path}: empty file")
-    try:
-        container = av.open(str(path), options=options)
-    except (av.FFmpegError, OSError) as e:
-        raise InputError(f"{path}: cannot open: {describe_av_error(e)}") from None
-    if not container.streams.video:
-        container.close()
-        raise InputError(f"{path}: no video stream")
-    return container
-
-
 @contextmanager
 def captured_ffmpeg_log(damage: DamageReport):
     """Route FFmpeg's error messages (from every decoder thread) into `damage` instead of stderr."""
@@ -58,6 +38,31 @@ def captured_ffmpeg_log(damage: DamageReport):
                 if level <= av.logging.ERROR:
                     damage.add_log(name or "ffmpeg", message)
     av.logging.set_level(previous)
+
+
+def open_input(path: str | Path, **options) -> av.container.InputContainer:
+    """Open a container with a clear `InputError` for missing, empty or non-video files."""
+    p = Path(path)
+    if not str(path).startswith(("rtsp://", "http://", "https://", "udp://", "tcp://")):
+        if not p.exists():
+            raise InputError(f"{path}: no such file")
+        if p.is_dir():
+            raise InputError(f"{path}: is a directory, not a video")
+        if p.stat().st_size == 0:
+            raise InputError(f"{path}: empty file")
+    opening = DamageReport()
+    try:
+        with captured_ffmpeg_log(opening):
+            container = av.open(str(path), options=options)
+    except (av.FFmpegError, OSError) as e:
+        detail = describe_av_error(e)
+        if opening.decoder_messages and "(" not in detail:
+            detail += f" ({next(reversed(opening.decoder_messages)).split(': ', 1)[-1]})"
+        raise InputError(f"{path}: cannot open: {detail}") from None
+    if not container.streams.video:
+        container.close()
+        raise InputError(f"{path}: no video stream")
+    return container
 
 
 class SoftwareDecoder:

@@ -35,7 +35,7 @@ class ModelSpec:
     path: Path
     name: str
     labels: tuple[str, ...]
-    decoder: str
+    decoder: str | None
     resize: str
     colour: str
     mean: float
@@ -132,8 +132,12 @@ class WrappedModel:
         model = read_model(core, spec.path)
         port, layout, self.width, self.height = image_input(model)
         shapes = output_shapes(model)
-        self.decoder: OutputDecoder = make_decoder(spec.decoder, self.width, self.height, shapes,
-                                                   spec.decoder_options)
+        self.output_shapes = shapes
+        # No decoder for raw use (image-to-image models, tests of the input side).
+        self.decoder: OutputDecoder | None = (
+            make_decoder(spec.decoder, self.width, self.height, shapes, spec.decoder_options)
+            if spec.decoder else None
+        )
         if batch != 1:
             shape = [batch, 3, self.height, self.width] if layout == "NCHW" else [batch, self.height, self.width, 3]
             try:

@@ -13,6 +13,7 @@ import openvino as ov
 
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
+from zerocopy.outputs.base import split_batch_major
 
 
 class Handoff(Protocol):
@@ -68,7 +69,13 @@ class InferenceScheduler:
         try:
             outputs = self.model.outputs_of(request)
             n = self.model.batch
-            per_frame = self.model.decoder.split(outputs, n) if n > 1 else [outputs]
+            decoder = self.model.decoder
+            if n == 1:
+                per_frame = [outputs]
+            elif decoder is not None:
+                per_frame = decoder.split(outputs, n)
+            else:
+                per_frame = split_batch_major(outputs, n)
             err = None
         except BaseException as e:  # surfaced on the main thread by results()
             per_frame, err = [], e

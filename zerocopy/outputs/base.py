@@ -10,6 +10,11 @@ from zerocopy.detections import Detections
 from zerocopy.frames import Geometry
 
 
+def split_batch_major(outputs: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
+    """Per-frame views of outputs whose first axis is the batch."""
+    return [{k: v[i : i + 1] for k, v in outputs.items()} for i in range(n)]
+
+
 class OutputDecoder(ABC):
     """Turns one frame's raw model outputs into `Detections` in source-frame pixels."""
 
@@ -22,7 +27,7 @@ class OutputDecoder(ABC):
 
     def split(self, outputs: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
         """Split a batch of `n` frames' outputs into one dict per frame (batch-major by default)."""
-        return [{k: v[i : i + 1] for k, v in outputs.items()} for i in range(n)]
+        return split_batch_major(outputs, n)
 
     @abstractmethod
     def decode(self, outputs: dict[str, np.ndarray], geometry: Geometry, threshold: float) -> Detections:

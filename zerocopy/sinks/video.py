@@ -7,7 +7,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import av
-from PIL import ImageDraw
+from PIL import ImageDraw, ImageFont
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
@@ -45,6 +45,10 @@ class VideoSink:
         s.width, s.height, s.pix_fmt = width - width % 2, height - height % 2, "yuv420p"
         s.options = {"preset": "veryfast", "crf": "23"}
         self._stream = s
+        try:  # a readable size on any frame; Pillow without FreeType has only the small bitmap font
+            self._font = ImageFont.load_default(size=max(12, height // 36))
+        except (TypeError, OSError):
+            self._font = ImageFont.load_default()
 
     def write(self, frame: PreparedFrame, detections: Detections) -> None:
         if frame.picture is None:
@@ -59,10 +63,10 @@ class VideoSink:
             draw.rectangle([float(v) for v in box], outline=colour, width=width)
             name = self.names[label] if 0 <= label < len(self.names) else str(int(label))
             text = f"{name} {score:.2f}"
-            x, y = float(box[0]), max(0.0, float(box[1]) - 12)
-            tb = draw.textbbox((x, y), text)
-            draw.rectangle(tb, fill=colour)
-            draw.text((x, y), text, fill=(0, 0, 0))
+            tb = draw.textbbox((0, 0), text, font=self._font)
+            x, y = float(box[0]), max(0.0, float(box[1]) - (tb[3] - tb[1]) - 4)
+            draw.rectangle(draw.textbbox((x, y), text, font=self._font), fill=colour)
+            draw.text((x, y), text, fill=(0, 0, 0), font=self._font)
         s = self._stream
         out = av.VideoFrame.from_image(img).reformat(width=s.width, height=s.height, format="yuv420p")
         out.pts, out.time_base = self._n, 1 / self._rate

@@ -1,0 +1,81 @@
+"""Shared fixtures: the real default model, and real clips made from real photos (cached per session)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import openvino as ov
+import pytest
+
+from zerocopy.cli import main
+from zerocopy.detections import box_iou
+from zerocopy.samples import ClipSpec, write_clip, write_size_change_clip
+
+
+@pytest.fixture(scope="session")
+def face_model_path() -> Path:
+    from zerocopy.catalog.fetch import pull
+
+    return pull("face")
+
+
+@pytest.fixture(scope="session")
+def core() -> ov.Core:
+    return ov.Core()
+
+
+class ClipFactory:
+    """Makes each named clip once per session; returns (path, true boxes per frame)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._made: dict[str, tuple[Path, list[np.ndarray]]] = {}
+
+    def __call__(self, name: str, spec: ClipSpec | list[ClipSpec], container: str | None = None):
+        if name not in self._made:
+            path = self.root / name
+            if isinstance(spec, list):
+                truth = write_size_change_clip(path, spec)
+            else:
+                truth = write_clip(path, spec, container)
+            self._made[name] = (path, truth)
+        return self._made[name]
+
+
+@pytest.fixture(scope="session")
+def clips(tmp_path_factory) -> ClipFactory:
+    return ClipFactory(tmp_path_factory.mktemp("clips"))
+
+
+def run_cli(*args: str) -> int:
+    return main([str(a) for a in args])
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines()]
+
+
+def score_faces(truth: list[np.ndarray], lines: list[dict]) -> dict:
+    """Recall at IoU ≥ 0.5, false detections per face-free frame and per frame, mean IoU."""
+    found = faces = false = free_frames = 0
+    ious = []
+    for boxes, line in zip(truth, lines, strict=True):
+        det = np.asarray([d["box"] for d in line["detections"]], np.float32).reshape(-1, 4)
+        if len(boxes) == 0:
+            free_frames += 1
+            false += len(det)
+            continue
+        iou = box_iou(boxes, det) if len(det) else np.zeros((len(boxes), 0))
+        faces += len(boxes)
+        matched = (iou.max(axis=1) >= 0.5) if iou.shape[1] else np.zeros(len(boxes), bool)
+        found += int(matched.sum())
+        ious += list(iou.max(axis=1)[matched]) if iou.shape[1] else []
+        false += int(len(det) - (iou.max(axis=0) >= 0.5).sum()) if len(det) else 0
+    return {
+        "recall": found / faces if faces else 1.0,
+        "false_per_free_frame": false / free_frames if free_frames else 0.0,
+        "false": false,
+        "mean_iou": float(np.mean(ious)) if ious else 0.0,
+    }

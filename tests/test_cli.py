@@ -1,0 +1,215 @@
+"""The command line as a user meets it: bad input, damaged streams, usage errors, Ctrl-C."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import av
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+from conftest import read_jsonl, run_cli
+
+from zerocopy.samples import ClipSpec, write_clip
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def detect_quiet(*args) -> int:
+    return run_cli("detect", *args, "--quiet")
+
+
+@pytest.fixture
+def broken(tmp_path):
+    def make(name: str, data: bytes) -> Path:
+        p = tmp_path / name
+        p.write_bytes(data)
+        return p
+    return make
+
+
+@pytest.mark.parametrize("name,data,expect", [
+    ("empty.mp4", b"", "empty file"),
+    ("random.mp4", np.random.default_rng(0).integers(0, 256, 20000, dtype=np.uint8).tobytes(), "cannot open"),
+    ("notes.mp4", b"this is a text file, not a video\n" * 50, "cannot open"),
+])
+def test_unreadable_inputs_fail_with_one_line(broken, capsys, name, data, expect, face_model_path):
+    assert detect_quiet(broken(name, data)) == 1
+    assert expect in one_line_error(capsys)
+
+
+def test_missing_file_and_directory(tmp_path, capsys, face_model_path):
+    assert detect_quiet(tmp_path / "nope.mp4") == 1
+    assert "no such file" in one_line_error(capsys)
+    assert detect_quiet(tmp_path) == 1
+    assert "directory" in one_line_error(capsys)
+
+
+def test_audio_only_file_has_no_video_stream(tmp_path, capsys, face_model_path):
+    path = tmp_path / "tone.wav"
+    with av.open(str(path), "w") as out:
+        s = out.add_stream("pcm_s16le", rate=8000)
+        frame = av.AudioFrame.from_ndarray(np.zeros((1, 800), np.int16), format="s16", layout="mono")
+        frame.rate = 8000
+        out.mux(s.encode(frame))
+        out.mux(s.encode(None))
+    assert detect_quiet(path) == 1
+    assert "no video stream" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("args", [
+    ["--threshold", "2"], ["--threshold", "x"], ["--nireq", "0"], ["--batch", "-1"], ["--path", "gpu"],
+    ["--max-frames", "0"],
+])
+def test_usage_errors_exit_2(args, clips, capsys):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    with pytest.raises(SystemExit) as e:
+        run_cli("detect", path, *args)
+    assert e.value.code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert run_cli() == 2
+    assert "detect" in capsys.readouterr().out
+
+
+def test_missing_or_broken_model(clips, tmp_path, capsys, broken):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    assert detect_quiet(path, "--model", tmp_path / "none.xml") == 1
+    assert "neither a catalogue name" in one_line_error(capsys)
+    assert detect_quiet(path, "--model", broken("junk.onnx", b"\x00garbage" * 100)) == 1
+    assert "cannot read model" in one_line_error(capsys)
+
+
+def _save(model: ov.Model, path: Path) -> Path:
+    ov.save_model(model, path)
+    return path
+
+
+def test_models_the_tool_cannot_feed(clips, tmp_path, capsys):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    a = ops.parameter([1, 3, 64, 64], ov.Type.f32, name="a")
+    b = ops.parameter([1, 3, 64, 64], ov.Type.f32, name="b")
+    two = _save(ov.Model([ops.result(ops.add(a, b))], [a, b]), tmp_path / "two.xml")
+    assert detect_quiet(path, "--model", two) == 1
+    assert "2 inputs" in one_line_error(capsys)
+    v = ops.parameter([1, 10], ov.Type.f32, name="v")
+    vec = _save(ov.Model([ops.result(ops.relu(v))], [v]), tmp_path / "vec.xml")
+    assert detect_quiet(path, "--model", vec) == 1
+    assert "not a 4-D image" in one_line_error(capsys)
+    img = ops.parameter([1, 3, 64, 64], ov.Type.f32, name="img")
+    cls = _save(ov.Model([ops.result(ops.reduce_mean(img, np.array([2, 3]), False))], [img]), tmp_path / "c.xml")
+    assert detect_quiet(path, "--model", cls) == 1
+    assert "--decoder" in one_line_error(capsys)
+
+
+def test_bad_labels_file(clips, tmp_path, capsys, face_model_path):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    assert detect_quiet(path, "--labels", tmp_path / "labels.txt") == 1
+    assert "labels" in one_line_error(capsys)
+
+
+def test_labels_file_names_the_classes(clips, tmp_path, face_model_path):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    labels = tmp_path / "labels.txt"
+    labels.write_text("head\n")
+    out = tmp_path / "d.jsonl"
+    assert detect_quiet(path, "--labels", labels, "--json", out, "--threshold", "0.75") == 0
+    names = {d["name"] for line in read_jsonl(out) for d in line["detections"]}
+    assert names == {"head"}
+
+
+# --- damaged streams -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def long_clip(tmp_path_factory):
+    path = tmp_path_factory.mktemp("long") / "faststart.mp4"
+    truth = write_clip(path, ClipSpec(frames=60), container_options={"movflags": "faststart"})
+    return path, truth
+
+
+@pytest.mark.parametrize("fmt", ["mp4", "matroska", "mpegts"])
+def test_truncated_files_are_processed_as_far_as_they_decode(tmp_path, capsys, fmt, face_model_path):
+    full = tmp_path / f"full.{fmt}"
+    write_clip(full, ClipSpec(frames=60), container_format=fmt,
+               container_options={"movflags": "faststart"} if fmt == "mp4" else None)
+    cut = tmp_path / f"cut.{fmt}"
+    data = full.read_bytes()
+    cut.write_bytes(data[: int(len(data) * 0.6)])
+    out, report = tmp_path / "d.jsonl", tmp_path / "r.json"
+    assert detect_quiet(cut, "--json", out, "--report", report) == 0
+    lines = read_jsonl(out)
+    assert 10 <= len(lines) < 60
+    assert [x["frame"] for x in lines] == list(range(len(lines)))
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if fmt != "mpegts":  # a TS cut between packets can look clean; the others must say so
+        assert "damaged stream" in err
+        assert json.loads(report.read_text())["inputs"][0]["damage"]["damaged"]
+
+
+def test_truncated_mp4_without_its_index_is_a_clear_error(tmp_path, capsys, face_model_path):
+    full = tmp_path / "moov-at-end.mp4"
+    write_clip(full, ClipSpec(frames=30))
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(full.read_bytes()[: full.stat().st_size // 2])
+    assert detect_quiet(cut) == 1
+    assert "moov atom not found" in one_line_error(capsys)
+
+
+def test_bit_flips_are_decoded_through_and_reported(long_clip, tmp_path, capsys, face_model_path):
+    path, truth = long_clip
+    data = bytearray(path.read_bytes())
+    rng = np.random.default_rng(7)
+    start = len(data) // 10  # past the index, inside the frames
+    for i in rng.integers(start, len(data), 60):
+        data[i] ^= 0x5A
+    bad = tmp_path / "flipped.mp4"
+    bad.write_bytes(bytes(data))
+    out, report = tmp_path / "d.jsonl", tmp_path / "r.json"
+    assert detect_quiet(bad, "--json", out, "--report", report) == 0
+    lines = read_jsonl(out)
+    assert len(lines) >= 0.9 * len(truth)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "damaged stream" in err
+    damage = json.loads(report.read_text())["inputs"][0]["damage"]
+    assert damage["decoder_errors"] + damage["packets_failed"] + damage["corrupt_frames"] > 0
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------------
+
+
+def test_ctrl_c_leaves_complete_outputs(tmp_path, face_model_path):
+    clip = tmp_path / "long.mp4"
+    write_clip(clip, ClipSpec(frames=400, width=320, height=180))
+    out, video, report = tmp_path / "d.jsonl", tmp_path / "o.mp4", tmp_path / "r.json"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(clip), "--json", str(out),
+                             "--output", str(video), "--report", str(report), "--nireq", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 20):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert b"Traceback" not in err
+    lines = read_jsonl(out)  # every line is complete JSON
+    assert 20 <= len(lines) < 400
+    assert [x["frame"] for x in lines] == list(range(len(lines)))
+    with av.open(str(video)) as c:
+        assert len(list(c.decode(video=0))) == len(lines)
+    assert json.loads(report.read_text())["interrupted"] is True

@@ -1,0 +1,106 @@
+"""The NV12 the resizer makes, converted to RGB by OpenVINO's own NV12 input, must give back the colours.
+
+Solid colour patches go through swscale (RGB → the source's Y'CbCr), our resize and colour
+conversion, then a real OpenVINO identity graph wrapped exactly like a detector (NV12 in, RGB out).
+"""
+
+from pathlib import Path
+
+import av
+import numpy as np
+import openvino as ov
+import pytest
+
+from zerocopy.infer.model import ModelSpec, WrappedModel
+from zerocopy.resize.planes import PlaneResizer
+from zerocopy.samples import rgb_to_frame
+
+PATCHES = np.array([
+    [255, 0, 0], [0, 255, 0], [0, 0, 255], [255, 255, 0],
+    [0, 255, 255], [255, 0, 255], [128, 128, 128], [224, 172, 105],
+], np.uint8)
+W, H, MW, MH = 640, 360, 64, 64
+
+
+def patch_image() -> np.ndarray:
+    img = np.zeros((H, W, 3), np.uint8)
+    for i, c in enumerate(PATCHES):
+        r, col = divmod(i, 4)
+        img[r * 180 : (r + 1) * 180, col * 160 : (col + 1) * 160] = c
+    return img
+
+
+@pytest.fixture(scope="module")
+def identity(tmp_path_factory, core):
+    p = ov.opset13.parameter([1, MH, MW, 3], ov.Type.f32, name="image")
+    model = ov.Model([ov.opset13.result(ov.opset13.multiply(p, np.float32(1.0)))], [p], "identity")
+    path = Path(tmp_path_factory.mktemp("identity")) / "identity.xml"
+    ov.save_model(model, path)
+    spec = ModelSpec(path, "identity", (), None, "stretch", "RGB", 0.0, 1.0)
+    wrapped = WrappedModel(core, spec, "CPU", "nv12")
+    return wrapped, wrapped.compiled.create_infer_request()
+
+
+def to_rgb(identity, frame) -> np.ndarray:
+    wrapped, request = identity
+    y, uv, _ = PlaneResizer(MW, MH, "stretch")(frame)
+    request.infer(dict(zip(wrapped.input_names, (y, uv), strict=True)))
+    return request.get_output_tensor(0).data[0]
+
+
+def patch_centres(rgb: np.ndarray) -> np.ndarray:
+    out = []
+    for i in range(len(PATCHES)):
+        r, col = divmod(i, 4)
+        cy, cx = int((r + 0.5) * MH / 2), int((col + 0.5) * MW / 4)
+        out.append(rgb[cy - 3 : cy + 3, cx - 2 : cx + 2].reshape(-1, 3).mean(0))
+    return np.asarray(out)
+
+
+@pytest.mark.parametrize("pix_fmt,matrix,full", [
+    ("yuv420p", "bt601", False),
+    ("yuv420p", "bt709", False),
+    ("yuvj420p", "bt601", True),
+    ("yuv420p", "bt709", True),
+    ("yuv420p10le", "bt709", False),
+    ("yuv420p10le", "bt2020", False),
+    ("yuv444p", "bt709", False),
+    ("yuv422p", "bt601", False),
+    ("nv12", "bt709", False),
+    ("p010le", "bt709", False),
+])
+def test_source_colours_survive_the_nv12_handoff(identity, pix_fmt, matrix, full):
+    frame = rgb_to_frame(patch_image(), pix_fmt, matrix, full)
+    got = patch_centres(to_rgb(identity, frame))
+    err = np.abs(got - PATCHES.astype(np.float32)).max()
+    assert err <= 4.0, f"{pix_fmt}/{matrix}/{'full' if full else 'limited'}: max error {err:.1f}\n{got.round()}"
+
+
+def test_a_mislabelled_matrix_is_caught(identity):
+    """The check above can fail: BT.709 pixels read as BT.601 shift saturated colours well past it."""
+    frame = rgb_to_frame(patch_image(), "yuv420p", "bt709", False)
+    frame.colorspace = 6  # claim BT.601
+    err = np.abs(patch_centres(to_rgb(identity, frame)) - PATCHES.astype(np.float32)).max()
+    assert err > 15.0
+
+
+def test_gray_source_has_no_colour(identity):
+    gray = rgb_to_frame(patch_image(), "yuv420p", "bt601", False).reformat(format="gray")
+    rgb = patch_centres(to_rgb(identity, gray))
+    assert np.abs(rgb - rgb.mean(axis=1, keepdims=True)).max() <= 2.0
+
+
+def test_rgb_source_is_converted_first(identity):
+    got = patch_centres(to_rgb(identity, av.VideoFrame.from_ndarray(patch_image(), "rgb24")))
+    assert np.abs(got - PATCHES.astype(np.float32)).max() <= 8.0
+
+
+def test_letterbox_bars_are_black(identity):
+    wrapped, request = identity
+    frame = rgb_to_frame(np.full((360, 640, 3), 255, np.uint8), "yuv420p", "bt601", False)
+    y, uv, g = PlaneResizer(MW, MH, "letterbox")(frame)
+    request.infer(dict(zip(wrapped.input_names, (y, uv), strict=True)))
+    rgb = request.get_output_tensor(0).data[0]
+    assert g.y0 > 0
+    assert rgb[: g.y0 - 1].max() <= 2.0 and rgb[g.y0 + g.content_h + 1 :].max() <= 2.0
+    assert rgb[g.y0 + 2 : g.y0 + g.content_h - 2].min() >= 250.0

@@ -1,0 +1,61 @@
+import numpy as np
+import pytest
+
+from zerocopy.detections import Detections, box_iou
+from zerocopy.frames import Geometry
+from zerocopy.outputs.nms import nms
+
+
+def test_letterbox_16x9_centres_the_picture_on_even_offsets():
+    g = Geometry.fit(1920, 1080, 128, 128, "letterbox")
+    assert (g.content_w, g.content_h) == (128, 72)
+    assert (g.x0, g.y0) == (0, 28)
+    assert g.x0 % 2 == 0 and g.y0 % 2 == 0
+
+
+def test_letterbox_portrait_and_odd_sizes_stay_even():
+    g = Geometry.fit(641, 359, 128, 128, "letterbox")
+    assert g.content_w % 2 == 0 and g.content_h % 2 == 0 and g.y0 % 2 == 0
+    p = Geometry.fit(360, 640, 128, 128, "letterbox")
+    assert p.content_h == 128 and p.content_w == 72 and p.x0 == 28
+
+
+@pytest.mark.parametrize("mode", ["letterbox", "stretch"])
+def test_to_source_inverts_the_placement(mode):
+    g = Geometry.fit(1280, 720, 192, 192, mode)
+    src = np.array([[100, 200, 400, 500]], np.float32)
+    # forward: source pixels → model-normalised coordinates
+    norm = src.copy()
+    norm[:, 0::2] = (src[:, 0::2] * g.content_w / g.src_w + g.x0) / g.dst_w
+    norm[:, 1::2] = (src[:, 1::2] * g.content_h / g.src_h + g.y0) / g.dst_h
+    np.testing.assert_allclose(g.to_source(norm), src, atol=1e-3)
+
+
+def test_to_source_clips_to_the_frame():
+    g = Geometry.fit(640, 360, 128, 128, "letterbox")
+    out = g.to_source(np.array([[-0.5, -0.5, 1.5, 1.5]]))
+    assert out.tolist() == [[0, 0, 640, 360]]
+
+
+def test_box_iou_known_values():
+    a = np.array([[0, 0, 10, 10]])
+    b = np.array([[0, 0, 10, 10], [5, 0, 15, 10], [20, 20, 30, 30]])
+    np.testing.assert_allclose(box_iou(a, b), [[1.0, 50 / 150, 0.0]], atol=1e-6)
+
+
+def test_nms_keeps_the_best_of_each_cluster_per_class():
+    boxes = np.array([[0, 0, 10, 10], [1, 1, 11, 11], [50, 50, 60, 60], [0, 0, 10, 10]], np.float32)
+    scores = np.array([0.9, 0.8, 0.7, 0.6], np.float32)
+    labels = np.array([0, 0, 0, 1])
+    keep, out = nms(boxes, scores, 0.5, labels=labels)
+    assert sorted(keep.tolist()) == [0, 2, 3]
+    keep_w, out_w = nms(boxes[:2], scores[:2], 0.5, weighted=True)
+    assert keep_w.tolist() == [0]
+    np.testing.assert_allclose(out_w[0], (boxes[0] * 0.9 + boxes[1] * 0.8) / 1.7, atol=1e-5)
+
+
+def test_detections_records_and_length_check():
+    d = Detections(np.array([[1.04, 2, 3, 4]], np.float32), np.array([0.91234], np.float32), np.array([0]))
+    assert d.to_records(["face"]) == [{"box": [1.0, 2.0, 3.0, 4.0], "score": 0.9123, "label": 0, "name": "face"}]
+    with pytest.raises(ValueError):
+        Detections(np.zeros((2, 4)), np.zeros(1), np.zeros(1))
