@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "zerocopy needs Python >= 3.11")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,baseline,bench]'
+	$(BIN)/python -m pip install -qq -e '.[test,baseline,bench]'
 	@touch $(STAMP)
 
 models: setup
