@@ -7,14 +7,14 @@ Only decode, resize and hand-off differ between them.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from zerocopy.decode.damage import DamageReport
 from zerocopy.errors import PathUnavailable
-from zerocopy.frames import PreparedFrame
+from zerocopy.frames import Geometry, PreparedFrame
 from zerocopy.probe import Facts, refusals
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
@@ -62,29 +62,22 @@ def choose(requested: str, facts: Facts) -> PathChoice:
     return PathChoice(requested)
 
 
-# --- software path -------------------------------------------------------------------------
+class _Stream:
+    """One open input: a decoder's `(picture, decode_ms, pts)` prepared into model inputs."""
 
-
-class _SoftwareStream:
-    def __init__(self, source, input_names, width, height, resize, keep_pictures):
-        from zerocopy.decode.software import SoftwareDecoder
-        from zerocopy.resize.planes import PlaneResizer
-
-        self.decoder = SoftwareDecoder(source)
-        self.resizer = PlaneResizer(width, height, resize)
-        self.y_name, self.uv_name = input_names
-        self.keep = keep_pictures
-        self.rate = self.decoder.rate
-        self.expected_frames = self.decoder.expected_frames
+    def __init__(self, decoder, prepare: Callable[[Any], tuple[dict[str, Any], Geometry]],
+                 keep: Callable[[Any], Any] | None):
+        self.decoder, self.prepare, self.keep = decoder, prepare, keep
+        self.rate = decoder.rate
+        self.expected_frames = decoder.expected_frames
 
     def __iter__(self) -> Iterator[PreparedFrame]:
-        for index, (frame, decode_ms) in enumerate(self.decoder.frames()):
+        for index, (picture, decode_ms, pts) in enumerate(self.decoder.frames()):
             t0 = time.perf_counter()
-            y, uv, geometry = self.resizer(frame)
+            inputs, g = self.prepare(picture)
             pre_ms = (time.perf_counter() - t0) * 1e3
-            yield PreparedFrame(index, float(frame.time) if frame.time is not None else None,
-                                frame.width, frame.height, geometry, {self.y_name: y, self.uv_name: uv},
-                                decode_ms, pre_ms, picture=frame if self.keep else None)
+            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms,
+                                picture=self.keep(picture) if self.keep else None)
 
     def damage_report(self) -> DamageReport:
         return self.decoder.damage
@@ -100,42 +93,17 @@ class SoftwareFront:
     input_kind = "nv12"
 
     def open(self, source, input_names, width, height, resize, keep_pictures) -> FrameStream:
-        return _SoftwareStream(source, input_names, width, height, resize, keep_pictures)
+        from zerocopy.decode.software import SoftwareDecoder
+        from zerocopy.resize.planes import PlaneResizer
 
+        resizer = PlaneResizer(width, height, resize)
+        y_name, uv_name = input_names
 
-# --- baseline path -------------------------------------------------------------------------
+        def prepare(frame):
+            y, uv, g = resizer(frame)
+            return {y_name: y, uv_name: uv}, g
 
-
-class _BaselineStream:
-    def __init__(self, source, input_names, width, height, resize, keep_pictures):
-        from zerocopy.decode.opencv import OpenCVDecoder
-        from zerocopy.resize.bgr import BGRResizer
-
-        self.decoder = OpenCVDecoder(source)
-        self.resizer = BGRResizer(self.decoder.cv2, width, height, resize)
-        (self.name,) = input_names
-        self.keep = keep_pictures
-        self.rate = self.decoder.rate
-        self.expected_frames = self.decoder.expected_frames
-
-    def __iter__(self) -> Iterator[PreparedFrame]:
-        for index, (bgr, decode_ms, pts) in enumerate(self.decoder.frames()):
-            t0 = time.perf_counter()
-            tensor, geometry = self.resizer(bgr)
-            pre_ms = (time.perf_counter() - t0) * 1e3
-            picture = None
-            if self.keep:
-                import av
-
-                picture = av.VideoFrame.from_ndarray(bgr, format="bgr24")
-            yield PreparedFrame(index, pts, bgr.shape[1], bgr.shape[0], geometry, {self.name: tensor},
-                                decode_ms, pre_ms, picture=picture)
-
-    def damage_report(self) -> DamageReport:
-        return self.decoder.damage
-
-    def close(self) -> None:
-        self.decoder.close()
+        return _Stream(SoftwareDecoder(source), prepare, (lambda f: f) if keep_pictures else None)
 
 
 class BaselineFront:
@@ -145,7 +113,23 @@ class BaselineFront:
     input_kind = "bgr"
 
     def open(self, source, input_names, width, height, resize, keep_pictures) -> FrameStream:
-        return _BaselineStream(source, input_names, width, height, resize, keep_pictures)
+        import av
+
+        from zerocopy.decode.opencv import OpenCVDecoder
+        from zerocopy.resize.bgr import BGRResizer
+
+        decoder = OpenCVDecoder(source)
+        resizer = BGRResizer(decoder.cv2, width, height, resize)
+        (name,) = input_names
+
+        def prepare(bgr):
+            tensor, g = resizer(bgr)
+            return {name: tensor}, g
+
+        def keep(bgr):
+            return av.VideoFrame.from_ndarray(bgr, format="bgr24")
+
+        return _Stream(decoder, prepare, keep if keep_pictures else None)
 
 
 def front_for(name: str) -> Front:

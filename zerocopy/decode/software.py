@@ -86,11 +86,12 @@ class SoftwareDecoder:
         rate = self.stream.average_rate or self.stream.guessed_rate
         return float(rate) if rate else 25.0
 
-    def frames(self) -> Iterator[tuple[av.VideoFrame, float]]:
+    def frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
+        """`(frame, decode_ms, pts_seconds)` in decode order."""
         with captured_ffmpeg_log(self.damage):
             yield from self._frames()
 
-    def _frames(self) -> Iterator[tuple[av.VideoFrame, float]]:
+    def _frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
         codec = self.stream.codec_context
         packets = self.container.demux(self.stream)
         while True:
@@ -111,7 +112,7 @@ class SoftwareDecoder:
             for frame in decoded:
                 if frame.is_corrupt:
                     self.damage.corrupt_frames += 1
-                yield frame, ms / len(decoded)
+                yield frame, ms / len(decoded), (float(frame.time) if frame.time is not None else None)
             if packet is None:
                 break
 
