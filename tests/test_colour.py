@@ -37,7 +37,7 @@ def identity(tmp_path_factory, core):
     path = Path(tmp_path_factory.mktemp("identity")) / "identity.xml"
     ov.save_model(model, path)
     spec = ModelSpec(path, "identity", (), None, "stretch", "RGB", 0.0, 1.0)
-    wrapped = WrappedModel(core, spec, "CPU", "nv12")
+    wrapped = WrappedModel(core, spec, "nv12").compile("CPU")
     return wrapped, wrapped.compiled.create_infer_request()
 
 

@@ -31,7 +31,7 @@ def run_decoder(tmp_path, core, model, decoder, resize, src_w, src_h, threshold=
     path = Path(tmp_path) / "m.xml"
     ov.save_model(model, path)
     spec = ModelSpec(path, "m", ("a", "b"), decoder, resize, "RGB", 0.0, 1.0, options or {})
-    wrapped = WrappedModel(core, spec, "CPU")
+    wrapped = WrappedModel(core, spec).compile("CPU")
     frame = av.VideoFrame(src_w, src_h, "yuv420p")
     y, uv, g = PlaneResizer(wrapped.width, wrapped.height, resize)(frame)
     req = wrapped.compiled.create_infer_request()
@@ -107,8 +107,8 @@ def test_batched_face_model_gives_the_same_detections_as_single_frames(core, fac
     path, _ = clips("batch.mp4", ClipSpec(frames=6))
     frames = [f for f in av.open(str(path)).decode(video=0)][::2]
     spec = resolve_spec("face", core=core)
-    single = WrappedModel(core, spec, "CPU", batch=1)
-    batched = WrappedModel(core, spec, "CPU", batch=3)
+    single = WrappedModel(core, spec, batch=1).compile("CPU")
+    batched = WrappedModel(core, spec, batch=3).compile("CPU")
     rz = PlaneResizer(128, 128, "letterbox")
     prepared = [rz(f) for f in frames]
     r1 = single.compiled.create_infer_request()

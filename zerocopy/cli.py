@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto tries zero-copy, copy, then software, and says why each better path "
                    "could not run; baseline is the OpenCV decode+resize pipeline to measure against")
     d.add_argument("--device", default="auto", help="OpenVINO device: auto (GPU if present, else CPU), GPU, CPU")
+    d.add_argument("--va-device", metavar="NODE",
+                   help="VA-API render node for the GPU paths (default: the first Intel /dev/dri/renderD*)")
     d.add_argument("--nireq", type=_positive(int), help="inference requests in flight (default: the device's optimum)")
     d.add_argument("--batch", type=_positive(int), default=1, help="frames per inference request")
     d.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
@@ -111,38 +113,20 @@ def _progress_factory(quiet: bool):
 
 
 def cmd_detect(args) -> int:
-    from zerocopy.catalog.fetch import cache_dir
-    from zerocopy.handoff.host import HostHandoff
-    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
-    from zerocopy.paths import choose, front_for
-    from zerocopy.pipeline import Pipeline
-    from zerocopy.probe import gather
-    from zerocopy.sinks.jsonl import JsonlSink
-    from zerocopy.sinks.report import build_report, write_report
-    from zerocopy.sinks.video import VideoSink
+    from zerocopy.detect import DetectOptions, run_detect
 
-    if args.json == "-" and not args.quiet:
+    if args.json == "-":
         args.quiet = True  # stdout carries the data
-    core = make_core(cache_dir() / "ov-cache")
-    choice = choose(args.path, gather(core.available_devices))
-    if choice.refused and not args.quiet:
-        say(f"path: {choice.name} (" + "; ".join(f"{k} refused: {v}" for k, v in choice.refused.items()) + ")")
-    spec = resolve_spec(args.model, args.labels, args.decoder, args.resize, core=core)
-    device = pick_device(core, args.device)
-    front = front_for(choice.name)
-    model = WrappedModel(core, spec, device, front.input_kind, args.batch)
-    nireq = args.nireq or model.optimal_nireq
-    sinks = []
-    if args.json:
-        sinks.append(JsonlSink(args.json, spec.labels, with_source=len(args.inputs) > 1))
-    if args.output:
-        sinks.append(VideoSink(args.output, spec.labels, inputs=len(args.inputs)))
-    pipeline = Pipeline(model, front, HostHandoff(model.input_names), nireq, args.threshold, sinks,
-                        keep_pictures=bool(args.output), progress=_progress_factory(args.quiet))
-    result = pipeline.run(args.inputs, args.max_frames)
-    report = build_report(result, choice, model, nireq)
-    if args.report:
-        write_report(report, args.report)
+    opts = DetectOptions(
+        inputs=args.inputs, model=args.model, labels=args.labels, decoder=args.decoder, resize=args.resize,
+        path=args.path, device=args.device, va_device=args.va_device, nireq=args.nireq, batch=args.batch,
+        threshold=args.threshold, json=args.json, output=args.output, report=args.report,
+        max_frames=args.max_frames, quiet=args.quiet, progress=_progress_factory(args.quiet))
+    run = run_detect(opts, say)
+    report, result = run.report, run.result
+    if run.choice.refused and not args.quiet:
+        say(f"path: {run.choice.name} (" + "; ".join(f"{k} refused: {v}" for k, v in run.choice.refused.items())
+            + ")")
     for outcome in result.inputs:
         if outcome.damage.damaged:
             say(f"{outcome.source}: damaged stream, {outcome.frames} frames processed: {outcome.damage.summary()}")
@@ -150,8 +134,8 @@ def cmd_detect(args) -> int:
             say(outcome.error)
     if not args.quiet:
         say(f"{report['frames']} frames, {report['detections']} detections, {report['fps']} fps, "
-            f"CPU {report['cpu']['percent']}% on the {choice.name} path ({device}, nireq {nireq}, "
-            f"batch {model.batch})")
+            f"CPU {report['cpu']['percent']}% on the {run.choice.name} path ({report['device']}, "
+            f"nireq {report['nireq']}, batch {report['batch']})")
     if result.interrupted:
         say("interrupted; everything written so far is complete")
         return EXIT_INTERRUPTED

@@ -1,7 +1,14 @@
-"""The pipeline paths as compositions of stages, and `auto` with a reason for every refusal.
+"""The pipeline paths as compositions of stages, and the order `auto` tries them in.
 
 Every path ends in the same place: a `PreparedFrame` whose inputs fit the shared wrapped model.
-Only decode, resize and hand-off differ between them.
+Only decode, resize and hand-off differ between them:
+
+| path      | decode                 | resize                          | hand-off                         |
+|-----------|------------------------|---------------------------------|----------------------------------|
+| zero-copy | VA-API, frames on GPU  | scale_vaapi (+ pad_vaapi)       | VA surface → remote NV12 tensors |
+| copy      | VA-API, frames on GPU  | scale_vaapi, hwdownload (small) | host NV12 arrays                 |
+| software  | FFmpeg on the CPU      | bilinear gather from the planes | host NV12 arrays                 |
+| baseline  | OpenCV to BGR          | cv2.resize                      | host BGR array                   |
 """
 
 from __future__ import annotations
@@ -13,33 +20,249 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from zerocopy.decode.damage import DamageReport
-from zerocopy.errors import PathUnavailable
+from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.frames import Geometry, PreparedFrame
-from zerocopy.probe import Facts, refusals
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
+VA_NIREQ = 4  # requests in flight on the VA paths unless --nireq says otherwise (sizes the surface pools)
+
+# prepare(picture) → (model inputs, geometry, object to keep alive until inference ends, picture to draw on)
+Prepare = Callable[[Any], tuple[dict[str, Any], Geometry, Any, Any]]
+
+
+@dataclass
+class OpenRequest:
+    """What a front needs to know to open an input for a given wrapped model."""
+
+    input_names: list[str]
+    width: int
+    height: int
+    resize: str
+    keep_pictures: bool = False
+    inflight: int = 8  # frames that in-flight requests and queues may hold at once
+    va_device: str | None = None
+    core: Any = None
 
 
 class FrameStream(Protocol):
-    """One open input, yielding frames ready for the model."""
-
     rate: float
     expected_frames: int | None
+    context: Any  # a remote context the model must be compiled with, or None
 
     def __iter__(self) -> Iterator[PreparedFrame]: ...
     def damage_report(self) -> DamageReport: ...
     def close(self) -> None: ...
 
 
+class _Stream:
+    """One open input: a decoder's `(picture, decode_ms, pts)` prepared into model inputs."""
+
+    context: Any = None
+
+    def __init__(self, decoder, prepare: Prepare):
+        self.decoder, self.prepare = decoder, prepare
+        self.rate = decoder.rate
+        self.expected_frames = decoder.expected_frames
+        self._frames = self._generate()
+        self._primed: list[PreparedFrame] = []
+
+    def _generate(self) -> Iterator[PreparedFrame]:
+        for index, (picture, decode_ms, pts) in enumerate(self.decoder.frames()):
+            t0 = time.perf_counter()
+            inputs, g, keepalive, shown = self.prepare(picture)
+            pre_ms = (time.perf_counter() - t0) * 1e3
+            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms,
+                                picture=shown, keepalive=keepalive)
+
+    def prime(self) -> PreparedFrame | None:
+        """Prepare the first frame now, so that a path that cannot handle the input fails at open."""
+        if not self._primed:
+            first = next(self._frames, None)
+            if first is None:
+                return None
+            self._primed.append(first)
+        return self._primed[0]
+
+    def __iter__(self) -> Iterator[PreparedFrame]:
+        yield from self._primed
+        self._primed = []
+        yield from self._frames
+
+    def damage_report(self) -> DamageReport:
+        self._frames.close()  # ends the decoder's log capture
+        return self.decoder.damage
+
+    def close(self) -> None:
+        self._frames.close()
+        self.decoder.close()
+
+
 class Front(Protocol):
-    """The path-specific stages: opens an input and prepares its frames for `input_names`."""
+    """The path-specific stages."""
 
     name: str
-    input_kind: str
+    input_kind: str  # "nv12" | "bgr"
+    memory_type: str | None  # "GPU_SURFACE" for remote tensors
+    devices: tuple[str, ...]  # where this path may infer, best first
+    nireq_cap: int | None  # requests in flight when --nireq is not given (None: the device's optimum)
 
-    def open(self, source: str | Path, input_names: list[str], width: int, height: int,
-             resize: str, keep_pictures: bool) -> FrameStream: ...
+    def open(self, source: str | Path, req: OpenRequest) -> FrameStream: ...
+    def handoff(self, model, stream: FrameStream): ...
+
+
+class _HostFront:
+    """Shared by the paths that hand OpenVINO host arrays."""
+
+    memory_type: str | None = None
+    devices: tuple[str, ...] = ("GPU", "CPU")
+    nireq_cap: int | None = None
+
+    def handoff(self, model, stream):
+        from zerocopy.handoff.host import HostHandoff
+
+        return HostHandoff(model.input_names)
+
+
+class SoftwareFront(_HostFront):
+    """FFmpeg decode on the CPU (threaded) → bilinear resize of the planes → host NV12."""
+
+    name = "software"
+    input_kind = "nv12"
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        from zerocopy.decode.pyav import PyAVDecoder
+        from zerocopy.resize.planes import PlaneResizer
+
+        resizer = PlaneResizer(req.width, req.height, req.resize)
+        y_name, uv_name = req.input_names
+
+        def prepare(frame):
+            y, uv, g = resizer(frame)
+            return {y_name: y, uv_name: uv}, g, None, frame if req.keep_pictures else None
+
+        return _Stream(PyAVDecoder(source), prepare)
+
+
+class BaselineFront(_HostFront):
+    """What the classic OpenVINO demo does: OpenCV decode to BGR, `cv2.resize`, BGR input."""
+
+    name = "baseline"
+    input_kind = "bgr"
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        import av
+
+        from zerocopy.decode.opencv import OpenCVDecoder
+        from zerocopy.resize.bgr import BGRResizer
+
+        decoder = OpenCVDecoder(source)
+        resizer = BGRResizer(decoder.cv2, req.width, req.height, req.resize)
+        (name,) = req.input_names
+
+        def prepare(bgr):
+            tensor, g = resizer(bgr)
+            shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_pictures else None
+            return {name: tensor}, g, None, shown
+
+        return _Stream(decoder, prepare)
+
+
+def _open_va(path_name: str, source, req: OpenRequest, download: bool):
+    """VA-API decoder + scale_vaapi graph for the zero-copy (download=False) and copy paths."""
+    import av
+
+    from zerocopy.bridge import BridgeUnavailable, LayoutError, load_bridge
+    from zerocopy.decode.vaapi import open_vaapi, pick_render_node
+    from zerocopy.resize.vaapi import VaapiScaler
+
+    try:
+        bridge = load_bridge()
+    except BridgeUnavailable as e:
+        raise PathUnavailable({path_name: f"native bridge: {e}"}) from None
+    node = pick_render_node(req.va_device)
+    if node is None:
+        raise PathUnavailable({path_name: "no /dev/dri render node"})
+    scaler = VaapiScaler(bridge, req.width, req.height, req.resize, download=download,
+                         extra_hw_frames=req.inflight, picture=req.keep_pictures)
+    try:
+        decoder = open_vaapi(source, node, extra_hw_frames=req.inflight)
+    except InputError:
+        raise
+    except (av.FFmpegError, OSError, RuntimeError) as e:
+        raise PathUnavailable({path_name: f"VA-API decoding on {node} failed: {e}"}) from None
+    return bridge, decoder, scaler, (av.FFmpegError, BridgeUnavailable, LayoutError, RuntimeError, ValueError)
+
+
+def _prime_va(path_name: str, stream: _Stream, source, errors) -> PreparedFrame:
+    try:
+        first = stream.prime()
+    except errors as e:
+        stream.close()
+        raise PathUnavailable({path_name: f"VA-API pipeline failed on the first frame: {e}"}) from None
+    if first is None:
+        damage = stream.damage_report().summary()
+        stream.close()
+        raise PathUnavailable({path_name: f"VA-API decoded no frame of {source} ({damage})"})
+    return first
+
+
+class CopyFront(_HostFront):
+    """VA-API decode and scale_vaapi on the GPU, then download the small NV12 frame."""
+
+    name = "copy"
+    input_kind = "nv12"
+    nireq_cap = VA_NIREQ
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        from zerocopy.resize.planes import PlaneResizer
+
+        _, decoder, scaler, errors = _open_va(self.name, source, req, download=True)
+        unpack = PlaneResizer(req.width, req.height, "stretch")  # same size: an exact copy of the planes
+        y_name, uv_name = req.input_names
+
+        def prepare(frame):
+            small, shown, g = scaler(frame)
+            y, uv, _ = unpack(small)
+            return {y_name: y, uv_name: uv}, g, None, shown
+
+        stream = _Stream(decoder, prepare)
+        _prime_va(self.name, stream, source, errors)
+        return stream
+
+
+class ZeroCopyFront:
+    """VA-API decode, scale_vaapi, and the scaled surface handed to OpenVINO as remote tensors."""
+
+    name = "zero-copy"
+    input_kind = "nv12"
+    memory_type = "GPU_SURFACE"
+    devices = ("GPU",)
+    nireq_cap = VA_NIREQ
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        from zerocopy.handoff.surface import va_context
+
+        bridge, decoder, scaler, errors = _open_va(self.name, source, req, download=False)
+
+        def prepare(frame):
+            surface, shown, g = scaler(frame)
+            return {}, g, surface, shown
+
+        stream = _Stream(decoder, prepare)
+        first = _prime_va(self.name, stream, source, errors)
+        stream.bridge = bridge
+        try:
+            stream.context = va_context(req.core, bridge.display_capsule(first.keepalive))
+        except PathUnavailable:
+            stream.close()
+            raise
+        return stream
+
+    def handoff(self, model, stream):
+        from zerocopy.handoff.surface import SurfaceHandoff
+
+        return SurfaceHandoff(stream.context, model.input_names, stream.bridge)
 
 
 @dataclass
@@ -48,96 +271,16 @@ class PathChoice:
     refused: dict[str, str] = field(default_factory=dict)
 
 
-def choose(requested: str, facts: Facts) -> PathChoice:
-    """Resolve `--path`: auto walks AUTO_ORDER; an explicit GPU path that cannot run raises."""
-    refused = refusals(facts)
-    if requested == "auto":
-        for name in AUTO_ORDER:
-            if name not in refused:
-                return PathChoice(name, {k: v for k, v in refused.items() if AUTO_ORDER.index(k) <
-                                         AUTO_ORDER.index(name)})
-        raise AssertionError("the software path is always available")
-    if requested in refused:
-        raise PathUnavailable({requested: refused[requested]})
-    return PathChoice(requested)
-
-
-class _Stream:
-    """One open input: a decoder's `(picture, decode_ms, pts)` prepared into model inputs."""
-
-    def __init__(self, decoder, prepare: Callable[[Any], tuple[dict[str, Any], Geometry]],
-                 keep: Callable[[Any], Any] | None):
-        self.decoder, self.prepare, self.keep = decoder, prepare, keep
-        self.rate = decoder.rate
-        self.expected_frames = decoder.expected_frames
-
-    def __iter__(self) -> Iterator[PreparedFrame]:
-        for index, (picture, decode_ms, pts) in enumerate(self.decoder.frames()):
-            t0 = time.perf_counter()
-            inputs, g = self.prepare(picture)
-            pre_ms = (time.perf_counter() - t0) * 1e3
-            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms,
-                                picture=self.keep(picture) if self.keep else None)
-
-    def damage_report(self) -> DamageReport:
-        return self.decoder.damage
-
-    def close(self) -> None:
-        self.decoder.close()
-
-
-class SoftwareFront:
-    """FFmpeg decode on the CPU (threaded) → bilinear resize of the planes → host NV12."""
-
-    name = "software"
-    input_kind = "nv12"
-
-    def open(self, source, input_names, width, height, resize, keep_pictures) -> FrameStream:
-        from zerocopy.decode.software import SoftwareDecoder
-        from zerocopy.resize.planes import PlaneResizer
-
-        resizer = PlaneResizer(width, height, resize)
-        y_name, uv_name = input_names
-
-        def prepare(frame):
-            y, uv, g = resizer(frame)
-            return {y_name: y, uv_name: uv}, g
-
-        return _Stream(SoftwareDecoder(source), prepare, (lambda f: f) if keep_pictures else None)
-
-
-class BaselineFront:
-    """What the classic OpenVINO demo does: OpenCV decode to BGR, `cv2.resize`, BGR input."""
-
-    name = "baseline"
-    input_kind = "bgr"
-
-    def open(self, source, input_names, width, height, resize, keep_pictures) -> FrameStream:
-        import av
-
-        from zerocopy.decode.opencv import OpenCVDecoder
-        from zerocopy.resize.bgr import BGRResizer
-
-        decoder = OpenCVDecoder(source)
-        resizer = BGRResizer(decoder.cv2, width, height, resize)
-        (name,) = input_names
-
-        def prepare(bgr):
-            tensor, g = resizer(bgr)
-            return {name: tensor}, g
-
-        def keep(bgr):
-            return av.VideoFrame.from_ndarray(bgr, format="bgr24")
-
-        return _Stream(decoder, prepare, keep if keep_pictures else None)
-
-
 def front_for(name: str) -> Front:
     if name == "software":
         return SoftwareFront()
+    if name == "copy":
+        return CopyFront()
+    if name == "zero-copy":
+        return ZeroCopyFront()
     if name == "baseline":
         from zerocopy.decode.opencv import import_cv2
 
         import_cv2()
         return BaselineFront()
-    raise PathUnavailable({name: "not available in this release"})
+    raise ValueError(f"unknown path {name!r}")

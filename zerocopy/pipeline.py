@@ -16,10 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from zerocopy.decode.damage import DamageReport
-from zerocopy.errors import InputError
+from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import InferenceScheduler, Result
-from zerocopy.paths import Front
+from zerocopy.paths import FrameStream, Front, OpenRequest
 from zerocopy.sinks import Sink
 from zerocopy.stats import RunClock, StageTimes
 
@@ -85,15 +85,12 @@ class _Producer(threading.Thread):
         return False
 
     def run(self) -> None:
-        frames = iter(self.stream)
         try:
-            for n, frame in enumerate(frames):
+            for n, frame in enumerate(self.stream):
                 if (self.max_frames is not None and n >= self.max_frames) or not self._put(frame):
                     break
         except BaseException as e:  # handed to the consumer
             self._put(e)
-        finally:
-            frames.close()  # ends the decoder's log capture before its damage is read
         self._put(_END)
 
     def halt(self) -> None:
@@ -102,17 +99,47 @@ class _Producer(threading.Thread):
 
 
 class Pipeline:
-    def __init__(self, model: WrappedModel, front: Front, handoff, nireq: int, threshold: float,
-                 sinks: Sequence[Sink], keep_pictures: bool = False,
+    """Runs inputs through one path. The model is compiled when the first input is open, because the
+    zero-copy path's compile target (a VA remote context) comes from that input's first frame."""
+
+    def __init__(self, model: WrappedModel, front: Front, device: str, nireq: int | None, threshold: float,
+                 sinks: Sequence[Sink], keep_pictures: bool = False, va_device: str | None = None,
                  progress: Callable[[str, int | None], object] | None = None):
-        self.model, self.front, self.threshold = model, front, threshold
+        self.model, self.front, self.device, self.threshold = model, front, device, threshold
+        self.requested_nireq = nireq
         self.sinks = list(sinks)
-        self.keep_pictures = keep_pictures
-        self.scheduler = InferenceScheduler(model, handoff, nireq)
+        self.keep_pictures, self.va_device = keep_pictures, va_device
         self.progress = progress
         self.stages = StageTimes()
         self.detections = 0
         self.stop = threading.Event()
+        self.scheduler: InferenceScheduler | None = None
+        self.nireq = 0
+        self._context = None
+
+    @property
+    def planned_nireq(self) -> int:
+        return self.requested_nireq or self.front.nireq_cap or 2
+
+    def _open(self, source: str) -> FrameStream:
+        batch = self.model.batch
+        req = OpenRequest(self.model.input_names, self.model.width, self.model.height, self.model.spec.resize,
+                          self.keep_pictures, inflight=3 * self.planned_nireq * batch + 2,
+                          va_device=self.va_device, core=self.model.core)
+        return self.front.open(source, req)
+
+    def _activate(self, stream: FrameStream) -> InferenceScheduler:
+        """Compile (again, if the remote context changed) and make the scheduler."""
+        context = getattr(stream, "context", None)
+        if self.scheduler is None or context is not self._context:
+            self.model.compile(self.device, context)
+            self._context = context
+            n = self.requested_nireq or self.model.optimal_nireq
+            if self.front.nireq_cap and not self.requested_nireq:
+                n = min(n, self.front.nireq_cap)
+            self.nireq = n
+            self.scheduler = InferenceScheduler(self.model, self.front.handoff(self.model, stream), n)
+        return self.scheduler
 
     def _deliver(self, results, bar) -> int:
         n = 0
@@ -133,6 +160,8 @@ class Pipeline:
             sink.write(r.frame, dets)
 
     def run(self, sources: Sequence[str], max_frames: int | None = None) -> RunResult:
+        """Process every source. A path that cannot handle the first input raises `PathUnavailable`
+        before anything is written; a later input it cannot handle is reported as that input's error."""
         clock = RunClock()
         outcomes: list[InputOutcome] = []
         interrupted = False
@@ -147,6 +176,10 @@ class Pipeline:
                         self._run_one(source, outcome, max_frames)
                     except InputError as e:
                         outcome.error = str(e)
+                    except PathUnavailable as e:
+                        if not any(o.frames for o in outcomes):
+                            raise
+                        outcome.error = f"{source}: {e}"
         except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
             interrupted = True
         finally:
@@ -157,10 +190,14 @@ class Pipeline:
         return RunResult(outcomes, self.stages, clock, self.detections, interrupted)
 
     def _run_one(self, source: str, outcome: InputOutcome, max_frames: int | None) -> None:
-        stream = self.front.open(source, self.model.input_names, self.model.width, self.model.height,
-                                 self.model.spec.resize, self.keep_pictures)
+        stream = self._open(source)
+        try:
+            scheduler = self._activate(stream)
+        except BaseException:
+            stream.close()
+            raise
         batch = self.model.batch
-        producer = _Producer(stream, depth=max(4, 2 * self.scheduler.nireq * batch), max_frames=max_frames)
+        producer = _Producer(stream, depth=max(4, 2 * scheduler.nireq * batch), max_frames=max_frames)
         bar = self.progress(str(source), stream.expected_frames) if self.progress else None
         for sink in self.sinks:
             sink.begin(str(source), stream.rate)
@@ -178,17 +215,17 @@ class Pipeline:
                     raise item
                 pending.append(item)
                 if len(pending) == batch:
-                    self.scheduler.submit(pending)
+                    scheduler.submit(pending)
                     pending = []
-                outcome.frames += self._deliver(self.scheduler.results(), bar)
+                outcome.frames += self._deliver(scheduler.results(), bar)
             if pending:
-                self.scheduler.submit(pending)
+                scheduler.submit(pending)
                 pending = []
         finally:
             # On Ctrl-C or an error: stop reading, finish what is in flight, keep every sink valid.
             producer.halt()
-            self.scheduler.wait_all()
-            outcome.frames += self._deliver(self.scheduler.results(wait=True), bar)
+            scheduler.wait_all()
+            outcome.frames += self._deliver(scheduler.results(wait=True), bar)
             outcome.damage = stream.damage_report()
             stream.close()
             for sink in self.sinks:

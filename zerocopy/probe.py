@@ -1,60 +1,99 @@
-"""What this machine can run: each GPU path's prerequisites, checked for real, with the reason when not."""
+"""What this machine can run: each GPU path's prerequisites, checked for real, with the reason when not.
+
+These are the static checks. A path that passes them can still fail on the first frame (a driver
+without surface sharing, a codec the GPU cannot decode); the pipeline reports that the same way.
+"""
 
 from __future__ import annotations
 
-import glob
 from dataclasses import dataclass
 
 import av
 import av.codec.hwaccel
 import av.filter
 
+VA_FILTERS = ("scale_vaapi", "pad_vaapi", "hwdownload")
+
 
 @dataclass(frozen=True)
 class Facts:
     hwdevices: tuple[str, ...]
-    has_scale_vaapi: bool
+    filters: dict[str, bool]
     render_nodes: tuple[str, ...]
     ov_devices: tuple[str, ...]
+    bridge: str  # "ok", or why the native bridge cannot be used
+
+    @property
+    def has_gpu(self) -> bool:
+        return any(d == "GPU" or d.startswith("GPU.") for d in self.ov_devices)
 
 
-def gather(ov_devices: list[str] | None = None) -> Facts:
+def gather(ov_devices: list[str] | None = None, check_bridge: bool = True) -> Facts:
+    from zerocopy.decode.vaapi import render_nodes
+
     if ov_devices is None:
         import openvino as ov
 
         ov_devices = ov.Core().available_devices
+    bridge = "not checked"
+    if check_bridge:
+        from zerocopy.bridge import bridge_status
+
+        bridge = bridge_status()[1]
     return Facts(
         hwdevices=tuple(av.codec.hwaccel.hwdevices_available()),
-        has_scale_vaapi="scale_vaapi" in av.filter.filters_available,
-        render_nodes=tuple(sorted(glob.glob("/dev/dri/renderD*"))),
+        filters={f: f in av.filter.filters_available for f in VA_FILTERS},
+        render_nodes=tuple(n.path for n in render_nodes()),
         ov_devices=tuple(ov_devices),
+        bridge=bridge,
     )
 
 
-def va_reasons(facts: Facts) -> list[str]:
-    """Why VA-API decode + scale_vaapi cannot run here (empty when they can)."""
+def va_reasons(facts: Facts, letterbox: bool, download: bool) -> list[str]:
+    """Why VA-API decode + scale_vaapi (+ pad_vaapi, + hwdownload) cannot run here."""
     reasons = []
     if "vaapi" not in facts.hwdevices:
         reasons.append(f"PyAV was built without VA-API (its FFmpeg offers: {', '.join(facts.hwdevices) or 'none'})")
-    elif not facts.has_scale_vaapi:
-        reasons.append("PyAV's FFmpeg has no scale_vaapi filter")
+    else:
+        need = ["scale_vaapi"] + (["pad_vaapi"] if letterbox else []) + (["hwdownload"] if download else [])
+        missing = [f for f in need if not facts.filters.get(f)]
+        if missing:
+            reasons.append(f"PyAV's FFmpeg has no {', '.join(missing)} filter")
     if not facts.render_nodes:
         reasons.append("no /dev/dri render node")
+    if facts.bridge != "ok":
+        reasons.append(f"native bridge: {facts.bridge}")
     return reasons
 
 
-def gpu_reasons(facts: Facts) -> list[str]:
-    if not any(d == "GPU" or d.startswith("GPU.") for d in facts.ov_devices):
-        return [f"OpenVINO sees no GPU (devices: {', '.join(facts.ov_devices) or 'none'})"]
-    return []
-
-
-def refusals(facts: Facts) -> dict[str, str]:
-    """Reason per GPU path that cannot run; a path absent from the result could run."""
+def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str = "auto") -> dict[str, str]:
+    """Reason per GPU path that cannot run; a path absent from the result may run."""
+    zero = va_reasons(facts, letterbox, download=False)
+    if not facts.has_gpu:
+        zero.append(f"OpenVINO sees no GPU (devices: {', '.join(facts.ov_devices) or 'none'})")
+    if device.upper().startswith("CPU"):
+        zero.append("zero-copy infers on the GPU, and --device CPU was asked for")
+    if batch > 1:
+        zero.append("remote NV12 surfaces cannot be batched from Python (InferRequest.set_tensors takes "
+                    "host tensors only); use --batch 1")
+    copy = va_reasons(facts, letterbox, download=True)
     out = {}
-    zero = va_reasons(facts) + gpu_reasons(facts)
-    copy = va_reasons(facts)
-    not_built = "the VA-API hand-off is not part of this release yet"
-    out["zero-copy"] = "; ".join(zero or [not_built])
-    out["copy"] = "; ".join(copy or [not_built])
+    if zero:
+        out["zero-copy"] = "; ".join(zero)
+    if copy:
+        out["copy"] = "; ".join(copy)
+    return out
+
+
+def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True) -> dict[str, str]:
+    """For doctor: every path, 'available' or 'unavailable: reason'."""
+    refused = refusals(facts, batch, letterbox)
+    out = {p: (f"unavailable: {refused[p]}" if p in refused else "available") for p in ("zero-copy", "copy")}
+    out["software"] = "available"
+    try:
+        import cv2  # noqa: F401
+
+        out["baseline"] = "available"
+    except ImportError:
+        out["baseline"] = "unavailable: OpenCV is not installed (pip install 'zerocopy[baseline]')"
     return out

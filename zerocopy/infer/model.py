@@ -123,12 +123,16 @@ def resolve_spec(model: str, labels_file: str | None = None, decoder: str | None
 
 
 class WrappedModel:
-    """A `ModelSpec` read, given NV12 two-plane (or BGR) u8 input of batch `batch`, and compiled."""
+    """A `ModelSpec` read and given u8 NV12 two-plane (or BGR) input of batch `batch`.
 
-    def __init__(self, core: ov.Core, spec: ModelSpec, device: str, input_kind: InputKind = "nv12",
-                 batch: int = 1, memory_type: str | None = None, context: Any = None,
-                 config: dict[str, Any] | None = None):
-        self.spec, self.device, self.input_kind, self.batch = spec, device, input_kind, batch
+    Compiling is a separate step (`compile`) because the zero-copy path can only name its target,
+    a VA remote context, once the first frame's VA display is known.
+    """
+
+    def __init__(self, core: ov.Core, spec: ModelSpec, input_kind: InputKind = "nv12", batch: int = 1,
+                 memory_type: str | None = None):
+        self.core, self.spec, self.input_kind, self.batch = core, spec, input_kind, batch
+        self.memory_type = memory_type
         model = read_model(core, spec.path)
         port, layout, self.width, self.height = image_input(model)
         shapes = output_shapes(model)
@@ -159,20 +163,27 @@ class WrappedModel:
             pre.mean(spec.mean)
         if spec.scale != 1.0:
             pre.scale(spec.scale)
-        model = ppp.build()
-        self.input_names = [p.get_any_name() for p in model.inputs]
+        self.model = ppp.build()
+        self.input_names = [p.get_any_name() for p in self.model.inputs]
         self.output_names = list(shapes)
+        self.compiled: ov.CompiledModel | None = None
+        self.device = ""
+
+    def compile(self, device: str, context: Any = None, config: dict[str, Any] | None = None) -> WrappedModel:
+        """Compile for `device`, or for a remote `context` (the device it belongs to is `device`)."""
         cfg = {"PERFORMANCE_HINT": "THROUGHPUT", **(config or {})}
         try:
-            target = context if context is not None else device
-            self.compiled = core.compile_model(model, target, cfg)
+            self.compiled = self.core.compile_model(self.model, context if context is not None else device, cfg)
         except RuntimeError as e:
             first = (str(e).strip().splitlines() or ["failed"])[0]
-            raise ModelError(f"cannot compile {spec.name} for {device}: {first}") from None
+            raise ModelError(f"cannot compile {self.spec.name} for {device}: {first}") from None
+        self.device = device
         self._out_ports = {name: self.compiled.outputs[i] for i, name in enumerate(self.output_names)}
+        return self
 
     @property
     def optimal_nireq(self) -> int:
+        assert self.compiled is not None, "compile first"
         try:
             return max(1, int(self.compiled.get_property("OPTIMAL_NUMBER_OF_INFER_REQUESTS")))
         except RuntimeError:

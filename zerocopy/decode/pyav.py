@@ -1,4 +1,4 @@
-"""PyAV decoding on the CPU, frame-threaded, that keeps going through damage and says what it saw."""
+"""PyAV decoding (on the CPU, or VA-API with frames left on the GPU) that keeps going through damage."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def captured_ffmpeg_log(damage: DamageReport):
     av.logging.set_level(previous)
 
 
-def open_input(path: str | Path, **options) -> av.container.InputContainer:
+def open_input(path: str | Path, **kwargs) -> av.container.InputContainer:
     """Open a container with a clear `InputError` for missing, empty or non-video files."""
     p = Path(path)
     if not str(path).startswith(("rtsp://", "http://", "https://", "udp://", "tcp://")):
@@ -53,7 +53,7 @@ def open_input(path: str | Path, **options) -> av.container.InputContainer:
     opening = DamageReport()
     try:
         with captured_ffmpeg_log(opening):
-            container = av.open(str(path), options=options)
+            container = av.open(str(path), **kwargs)
     except (av.FFmpegError, OSError) as e:
         detail = describe_av_error(e)
         if opening.decoder_messages and "(" not in detail:
@@ -65,16 +65,22 @@ def open_input(path: str | Path, **options) -> av.container.InputContainer:
     return container
 
 
-class SoftwareDecoder:
-    """Iterates `(frame, decode_ms)` from the first video stream; reading errors go to `damage`."""
+class PyAVDecoder:
+    """Iterates `(frame, decode_ms, pts)` from the first video stream; reading errors go to `damage`.
 
-    def __init__(self, path: str | Path, threads: int = 0):
+    Without `hwaccel` it decodes on the CPU with frame threading. With a VA-API `HWAccel`
+    (`is_hw_owned=True`) frames stay on the GPU; `extra_hw_frames` grows the decoder's fixed
+    surface pool by the frames that in-flight requests and queues hold.
+    """
+
+    def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0):
         self.path = str(path)
-        self.container = open_input(path)
+        self.container = open_input(path, hwaccel=hwaccel) if hwaccel is not None else open_input(path)
         self.stream = self.container.streams.video[0]
-        self.stream.thread_type = "AUTO"
-        if threads:
-            self.stream.codec_context.thread_count = threads
+        if hwaccel is None:
+            self.stream.thread_type = "AUTO"
+        elif extra_hw_frames:
+            self.stream.codec_context.options = {"extra_hw_frames": str(extra_hw_frames)}
         self.damage = DamageReport()
 
     @property

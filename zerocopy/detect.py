@@ -1,0 +1,93 @@
+"""`detect`: pick the path (auto: zero-copy → copy → software, every refusal with its reason), run it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from zerocopy.errors import PathUnavailable
+from zerocopy.paths import AUTO_ORDER, PathChoice, front_for
+from zerocopy.pipeline import Pipeline, RunResult
+
+
+@dataclass
+class DetectOptions:
+    inputs: list[str]
+    model: str = "face"
+    labels: str | None = None
+    decoder: str | None = None
+    resize: str | None = None
+    path: str = "auto"
+    device: str = "auto"
+    va_device: str | None = None
+    nireq: int | None = None
+    batch: int = 1
+    threshold: float = 0.5
+    json: str | None = None
+    output: str | None = None
+    report: str | None = None
+    max_frames: int | None = None
+    quiet: bool = False
+    progress: Callable | None = None
+
+
+@dataclass
+class DetectRun:
+    result: RunResult
+    choice: PathChoice
+    pipeline: Pipeline
+    report: dict = field(default_factory=dict)
+
+
+def _sinks(opts: DetectOptions, labels):
+    from zerocopy.sinks.jsonl import JsonlSink
+    from zerocopy.sinks.video import VideoSink
+
+    sinks = []
+    if opts.json:
+        sinks.append(JsonlSink(opts.json, labels, with_source=len(opts.inputs) > 1))
+    if opts.output:
+        sinks.append(VideoSink(opts.output, labels, inputs=len(opts.inputs)))
+    return sinks
+
+
+def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
+    from zerocopy.catalog.fetch import cache_dir
+    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
+    from zerocopy.probe import gather, refusals
+    from zerocopy.sinks.report import build_report, write_report
+
+    core = make_core(cache_dir() / "ov-cache")
+    spec = resolve_spec(opts.model, opts.labels, opts.decoder, opts.resize, core=core)
+    candidates = AUTO_ORDER if opts.path == "auto" else (opts.path,)
+    gpu_paths = [p for p in candidates if p in ("zero-copy", "copy")]
+    static = {}
+    if gpu_paths:
+        facts = gather(core.available_devices, check_bridge=True)
+        static = refusals(facts, opts.batch, spec.resize == "letterbox", opts.device)
+    refused: dict[str, str] = {}
+    for name in candidates:
+        if name in static:
+            refused[name] = static[name]
+            continue
+        front = front_for(name)
+        try:
+            device = pick_device(core, opts.device, front.devices)
+            model = WrappedModel(core, spec, front.input_kind, opts.batch, front.memory_type)
+            pipeline = Pipeline(model, front, device, opts.nireq, opts.threshold, _sinks(opts, spec.labels),
+                                keep_pictures=bool(opts.output), va_device=opts.va_device, progress=opts.progress)
+            result = pipeline.run(opts.inputs, opts.max_frames)
+        except PathUnavailable as e:
+            refused.update(e.reasons)
+            if opts.path != "auto":
+                raise PathUnavailable(refused) from None
+            if not opts.quiet:
+                log(f"{name} path refused on the first frame: {e.reasons.get(name, e)}; trying the next")
+            continue
+        choice = PathChoice(name, refused)
+        run = DetectRun(result, choice, pipeline)
+        run.report = build_report(result, choice, model, pipeline.nireq)
+        if opts.report:
+            write_report(run.report, opts.report)
+        return run
+    raise PathUnavailable(refused)

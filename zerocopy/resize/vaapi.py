@@ -1,0 +1,92 @@
+"""`scale_vaapi` (and `pad_vaapi` for letterboxing) in a PyAV filter graph fed by VA-API frames.
+
+PyAV cannot give a buffer source the decoder's `hw_frames_ctx`, which `scale_vaapi` needs, so the
+native bridge attaches it before the graph is configured. The graph is built on the first frame
+and rebuilt when the frame size changes. Output: NV12 at the model's size, BT.601 limited range
+(FFmpeg's name for that matrix is `smpte170m`), the same geometry as the software path.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import av
+import av.filter
+
+from zerocopy.errors import PathUnavailable
+from zerocopy.frames import Geometry, ResizeMode
+
+SCALE_OPTIONS = "format=nv12:out_color_matrix=smpte170m:out_range=limited"
+
+
+PICTURE_CHAIN = [("hwdownload", ""), ("format", "nv12|p010le"), ("buffersink", "")]
+
+
+def graph_chain(g: Geometry, download: bool, extra_hw_frames: int) -> list[tuple[str, str]]:
+    """The filters after the buffer source, as (name, args)."""
+    chain = [("scale_vaapi", f"w={g.content_w}:h={g.content_h}:{SCALE_OPTIONS}:extra_hw_frames={extra_hw_frames}")]
+    if not g.is_full:
+        chain.append(("pad_vaapi", f"width={g.dst_w}:height={g.dst_h}:x={g.x0}:y={g.y0}:color=black"
+                                   f":extra_hw_frames={extra_hw_frames}"))
+    if download:
+        chain += [("hwdownload", ""), ("format", "nv12")]
+    chain.append(("buffersink", ""))
+    return chain
+
+
+def missing_filters(mode: ResizeMode, download: bool) -> list[str]:
+    need = ["scale_vaapi"] + (["pad_vaapi"] if mode == "letterbox" else []) + (["hwdownload"] if download else [])
+    return [f for f in need if f not in av.filter.filters_available]
+
+
+class VaapiScaler:
+    """VA-API frame → NV12 VA-API frame (or, with `download`, a small NV12 frame in system memory).
+
+    With `picture`, a second branch downloads the full-size frame too, for sinks that draw on it.
+    """
+
+    def __init__(self, bridge, dst_w: int, dst_h: int, mode: ResizeMode, download: bool, extra_hw_frames: int,
+                 picture: bool = False):
+        missing = missing_filters(mode, download or picture)
+        if missing:
+            raise PathUnavailable({"copy" if download else "zero-copy":
+                                   f"PyAV's FFmpeg lacks the {', '.join(missing)} filter(s)"})
+        self.bridge, self.dst_w, self.dst_h, self.mode = bridge, dst_w, dst_h, mode
+        self.download, self.extra, self.picture = download, extra_hw_frames, picture
+        self._key: tuple[int, int] | None = None
+        self._src = self._sink = self._picture_sink = self._graph = None
+        self.geometry: Geometry | None = None
+
+    def _build(self, frame: av.VideoFrame) -> None:
+        g = Geometry.fit(frame.width, frame.height, self.dst_w, self.dst_h, self.mode)
+        graph = av.filter.Graph()
+        src = graph.add_buffer(width=frame.width, height=frame.height, format="vaapi",
+                               time_base=frame.time_base or Fraction(1, 25))
+        self.bridge.attach_hw_frames(src, frame)
+        head = src
+        if self.picture:
+            head = graph.add("split")
+            src.link_to(head)
+            nodes = [graph.add(name, args) if args else graph.add(name) for name, args in PICTURE_CHAIN]
+            head.link_to(nodes[0], 1, 0)
+            for a, b in zip(nodes, nodes[1:], strict=False):
+                a.link_to(b)
+            self._picture_sink = nodes[-1]
+        nodes = [graph.add(name, args) if args else graph.add(name)
+                 for name, args in graph_chain(g, self.download, self.extra)]
+        head.link_to(nodes[0])
+        for a, b in zip(nodes, nodes[1:], strict=False):
+            a.link_to(b)
+        graph.configure()
+        self._graph, self._src, self._sink, self.geometry = graph, src, nodes[-1], g
+        self._key = (frame.width, frame.height)
+
+    def __call__(self, frame: av.VideoFrame) -> tuple[av.VideoFrame, av.VideoFrame | None, Geometry]:
+        """(scaled frame, full-size downloaded picture or None, geometry)."""
+        if (frame.width, frame.height) != self._key:
+            self._build(frame)
+        self._src.push(frame)
+        out = self._sink.pull()
+        shown = self._picture_sink.pull() if self._picture_sink is not None else None
+        assert self.geometry is not None
+        return out, shown, self.geometry
