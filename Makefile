@@ -5,15 +5,17 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-output
 
-.PHONY: setup demo test test-igpu lint clean models
+.PHONY: setup demo test test-igpu doctor lint clean models
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml native/vabridge.c native/vabridge.h native/build.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "zerocopy needs Python >= 3.11")'
+	@if command -v dpkg-query >/dev/null; then bash scripts/install-system-deps.sh; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install -qq -e '.[test,baseline,bench]'
+	$(BIN)/python -m zerocopy.bridge build
 	@touch $(STAMP)
 
 models: setup
@@ -27,7 +29,10 @@ test: setup
 	$(BIN)/ruff check zerocopy tests scripts
 
 test-igpu: setup
-	$(BIN)/python -m pytest -v -m igpu -rs
+	$(BIN)/python -m pytest -v -m igpu -rs -p no:cacheprovider
+
+doctor: setup
+	$(BIN)/zerocopy doctor
 
 lint: setup
 	$(BIN)/ruff check zerocopy tests scripts

@@ -75,12 +75,28 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--max-frames", type=_positive(int), metavar="N", help="stop after N frames of each input")
     d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
 
+    doc = sub.add_parser("doctor", help="what this machine offers each path, and a verdict per path",
+                         description="Check PyAV/FFmpeg, render nodes and VA display, OpenVINO devices, OpenCL "
+                         "and the native bridge, and say for each path whether it can run and why not. "
+                         "Always exits 0.")
+    doc.add_argument("--json", action="store_true", help="print the stable JSON form")
+
     m = sub.add_parser("models", help="list or pull catalogue models")
     msub = m.add_subparsers(dest="models_command", metavar="ACTION")
     msub.add_parser("list", help="list the catalogue and what is cached")
     pull = msub.add_parser("pull", help="download, verify and cache catalogue models")
     pull.add_argument("names", nargs="*", metavar="NAME", help="models to pull (default: all)")
     return p
+
+
+def cmd_doctor(args) -> int:
+    import json
+
+    from zerocopy.doctor import collect, render
+
+    info = collect()
+    print(json.dumps(info, indent=2) if args.json else render(info))
+    return EXIT_OK
 
 
 def cmd_models(args) -> int:
@@ -153,9 +169,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_detect(args)
         if args.command == "models":
             return cmd_models(args)
+        if args.command == "doctor":
+            return cmd_doctor(args)
     except PathUnavailable as e:
-        for path, why in e.reasons.items():
-            say(f"the {path} path cannot run here: {why}")
+        for path, reasons in e.reasons.items():
+            for why in reasons:
+                say(f"the {path} path cannot run here: {why}")
         return EXIT_FAIL
     except ZeroCopyError as e:
         say(str(e))

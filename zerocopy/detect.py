@@ -65,7 +65,7 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
     if gpu_paths:
         facts = gather(core.available_devices, check_bridge=True)
         static = refusals(facts, opts.batch, spec.resize == "letterbox", opts.device)
-    refused: dict[str, str] = {}
+    refused: dict[str, list[str]] = {}
     for name in candidates:
         if name in static:
             refused[name] = static[name]
@@ -82,9 +82,10 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
             if opts.path != "auto":
                 raise PathUnavailable(refused) from None
             if not opts.quiet:
-                log(f"{name} path refused on the first frame: {e.reasons.get(name, e)}; trying the next")
+                log(f"{name} path refused on the first frame: {'; '.join(e.reasons.get(name, [str(e)]))}; "
+                    "trying the next")
             continue
-        choice = PathChoice(name, refused)
+        choice = PathChoice(name, PathUnavailable(refused).joined())
         run = DetectRun(result, choice, pipeline)
         run.report = build_report(result, choice, model, pipeline.nireq)
         if opts.report:

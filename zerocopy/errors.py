@@ -14,8 +14,12 @@ class ModelError(ZeroCopyError):
 
 
 class PathUnavailable(ZeroCopyError):
-    """A pipeline path cannot run on this machine; `reasons` says why, one line per path."""
+    """Pipeline paths that cannot run here, each with its reasons."""
 
-    def __init__(self, reasons: dict[str, str]):
-        self.reasons = dict(reasons)
-        super().__init__("; ".join(f"{path}: {why}" for path, why in self.reasons.items()))
+    def __init__(self, reasons: dict[str, str | list[str]]):
+        self.reasons: dict[str, list[str]] = {
+            path: [why] if isinstance(why, str) else list(why) for path, why in reasons.items()}
+        super().__init__("; ".join(f"{path}: {'; '.join(why)}" for path, why in self.reasons.items()))
+
+    def joined(self) -> dict[str, str]:
+        return {path: "; ".join(why) for path, why in self.reasons.items()}

@@ -66,7 +66,7 @@ def va_reasons(facts: Facts, letterbox: bool, download: bool) -> list[str]:
     return reasons
 
 
-def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str = "auto") -> dict[str, str]:
+def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str = "auto") -> dict[str, list[str]]:
     """Reason per GPU path that cannot run; a path absent from the result may run."""
     zero = va_reasons(facts, letterbox, download=False)
     if not facts.has_gpu:
@@ -77,18 +77,14 @@ def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str =
         zero.append("remote NV12 surfaces cannot be batched from Python (InferRequest.set_tensors takes "
                     "host tensors only); use --batch 1")
     copy = va_reasons(facts, letterbox, download=True)
-    out = {}
-    if zero:
-        out["zero-copy"] = "; ".join(zero)
-    if copy:
-        out["copy"] = "; ".join(copy)
-    return out
+    return {path: why for path, why in (("zero-copy", zero), ("copy", copy)) if why}
 
 
 def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True) -> dict[str, str]:
     """For doctor: every path, 'available' or 'unavailable: reason'."""
     refused = refusals(facts, batch, letterbox)
-    out = {p: (f"unavailable: {refused[p]}" if p in refused else "available") for p in ("zero-copy", "copy")}
+    out = {p: (f"unavailable: {'; '.join(refused[p])}" if p in refused else "available")
+           for p in ("zero-copy", "copy")}
     out["software"] = "available"
     try:
         import cv2  # noqa: F401

@@ -125,7 +125,7 @@ def loaded_libavutil_files() -> set[str]:
     with open("/proc/self/maps", encoding="utf-8") as f:
         for line in f:
             path = line.split(maxsplit=5)[-1].strip()
-            if re.search(r"/libavutil[.-][^/]*\.so", path):
+            if re.search(r"/libavutil(?:-[^/]*)?\.so", path):
                 files.add(os.path.realpath(path))
     return files
 
@@ -208,7 +208,7 @@ def load_bridge() -> Bridge:
         if have != pyav[name]:
             raise BridgeUnavailable(
                 f"the FFmpeg headers found ({name} {'.'.join(map(str, have))}, via {headers.origin}) are not "
-                f"those of the FFmpeg PyAV links ({name} {'.'.join(map(str, pyav[name]))}); "
+                f"those of the FFmpeg PyAV links ({name} {'.'.join(map(str, pyav[name]))}): "
                 f"set {PREFIX_ENV} to that FFmpeg's install prefix")
     module = import_module(build(headers))
     verify(module, pyav)

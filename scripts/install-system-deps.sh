@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# System packages the project needs beyond PyPI: FFmpeg and libva development headers, used to build
+# the native VA bridge (and, where PyAV's own FFmpeg has no headers, to test it against the system
+# FFmpeg). Installs them with apt-get when running as root; otherwise says what to install.
+set -euo pipefail
+pkgs=(pkg-config libavutil-dev libavfilter-dev libva-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  echo "installing ${missing[*]}"
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "note: install ${missing[*]} (as root) to build and test the native VA bridge" >&2
+fi
