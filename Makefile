@@ -25,7 +25,7 @@ demo: setup
 	$(BIN)/python scripts/demo.py --out $(DEMO)
 
 test: setup
-	$(BIN)/python -m pytest -q -m "not igpu"
+	$(BIN)/python -m pytest -q -rs
 	$(BIN)/ruff check zerocopy tests scripts
 
 test-igpu: setup

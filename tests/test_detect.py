@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import read_jsonl, run_cli, score_faces
 
-from zerocopy.detections import box_iou
+from zerocopy.agreement import compare_runs
 from zerocopy.samples import ClipSpec
 
 CLIPS = {
@@ -111,14 +111,9 @@ def test_baseline_agrees_with_software(clips, tmp_path, face_model_path):
     assert run_cli("detect", path, "--path", "baseline", "--threshold", "0.75", "--json", base, "--quiet") == 0
     a, b = read_jsonl(sw), read_jsonl(base)
     assert len(a) == len(b) == len(truth)
-    matched = total = 0
-    for x, y in zip(a, b, strict=True):
-        bx = np.array([d["box"] for d in x["detections"]]).reshape(-1, 4)
-        by = np.array([d["box"] for d in y["detections"]]).reshape(-1, 4)
-        total += max(len(bx), len(by))
-        if len(bx) and len(by):
-            matched += int((box_iou(bx, by).max(axis=1) >= 0.5).sum())
-    assert total and matched / total >= 0.95
+    agree = compare_runs(a, b)
+    assert agree["reference_detections"] >= len(truth) * 0.95
+    assert agree["matched_share"] >= 0.95 and agree["extra"] <= 0.05 * len(truth), agree
 
 
 @pytest.mark.parametrize("model", ["face-full", "person"])

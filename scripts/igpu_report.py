@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Collect everything a hardware run should send back into one JSON file, and print a summary.
+
+    python scripts/igpu_report.py [--out FILE] [--frames N] [--skip-tests]
+
+1. `zerocopy doctor` (versions, devices, render nodes, OpenCL, native bridge, verdict per path);
+2. the hardware tests (`pytest -m igpu`), pass/fail/skip with messages;
+3. every path on the same 1080p H.264 clip (made from a real photo), run in turn: FPS, CPU per frame,
+   per-stage times, and agreement of each path's detections with the software path's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from zerocopy.agreement import compare_runs
+from zerocopy.detect import DetectOptions, run_detect
+from zerocopy.doctor import collect
+from zerocopy.errors import ZeroCopyError
+from zerocopy.samples import ClipSpec, write_clip
+
+ROOT = Path(__file__).resolve().parents[1]
+PATHS = ("software", "baseline", "copy", "zero-copy")
+
+
+def hardware_tests() -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = Path(tmp) / "igpu.xml"
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "igpu", "-q", "-rs", f"--junitxml={xml}",
+                               "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True)
+        cases = []
+        if xml.exists():
+            for case in ET.parse(xml).getroot().iter("testcase"):
+                outcome, message = "passed", ""
+                for tag in ("failure", "error", "skipped"):
+                    node = case.find(tag)
+                    if node is not None:
+                        outcome, message = tag, (node.get("message") or "")[:500]
+                cases.append({"test": f"{case.get('classname')}.{case.get('name')}", "outcome": outcome,
+                              "message": message, "seconds": float(case.get("time") or 0)})
+    return {"exit_code": proc.returncode, "cases": cases, "tail": proc.stdout.strip().splitlines()[-3:]}
+
+
+def run_paths(frames: int, workdir: Path) -> dict:
+    clip = workdir / "clip-1080p.mp4"
+    write_clip(clip, ClipSpec(width=1920, height=1080, frames=frames, face="grace_hopper"))
+    out: dict = {"clip": {"width": 1920, "height": 1080, "frames": frames, "codec": "h264"}, "paths": {},
+                 "unavailable": {}}
+    lines = {}
+    for path in PATHS:
+        jsonl = workdir / f"{path}.jsonl"
+        try:
+            run = run_detect(DetectOptions([str(clip)], path=path, json=str(jsonl), quiet=True), print)
+        except ZeroCopyError as e:
+            out["unavailable"][path] = str(e)
+            continue
+        r = run.report
+        out["paths"][path] = {"fps": r["fps"], "cpu_ms_per_frame": r["cpu"]["ms_per_frame"],
+                              "cpu_percent": r["cpu"]["percent"], "peak_rss_mb": r["peak_rss_mb"],
+                              "device": r["device"], "nireq": r["nireq"], "stages": r["stages"]}
+        lines[path] = [json.loads(x) for x in jsonl.read_text().splitlines()]
+    for path, got in lines.items():
+        if path != "software" and "software" in lines:
+            out["paths"][path]["agreement_with_software"] = compare_runs(lines["software"], got)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--frames", type=int, default=300)
+    ap.add_argument("--skip-tests", action="store_true", help="leave out the hardware tests")
+    args = ap.parse_args()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = args.out or ROOT / f"igpu-report-{platform.node() or 'host'}-{stamp}.json"
+    report: dict = {"created": stamp, "doctor": collect()}
+    if not args.skip_tests:
+        print("running the hardware tests …", file=sys.stderr)
+        report["hardware_tests"] = hardware_tests()
+    print("running every path on a 1080p clip …", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        report["paths"] = run_paths(args.frames, Path(tmp))
+    out.write_text(json.dumps(report, indent=2) + "\n")
+
+    print(f"\n{'path':<10} {'fps':>8} {'CPU ms/frame':>13} {'preprocess ms':>14} {'agreement':>10}")
+    for path, r in report["paths"]["paths"].items():
+        agree = r.get("agreement_with_software", {}).get("matched_share", "")
+        print(f"{path:<10} {r['fps']:>8} {r['cpu_ms_per_frame']:>13} {r['stages']['preprocess']['mean_ms']:>14} "
+              f"{agree:>10}")
+    for path, why in report["paths"]["unavailable"].items():
+        print(f"{path:<10} unavailable: {why}")
+    if "hardware_tests" in report:
+        outcomes = [c["outcome"] for c in report["hardware_tests"]["cases"]]
+        print("\nhardware tests: " + ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes))))
+    print(f"\nreport: {out}  (please send this file back)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
