@@ -1,6 +1,7 @@
 #include "vabridge.h"
 
 #include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
 #include <libavutil/frame.h>
 #include <libavutil/hwcontext.h>
@@ -101,19 +102,32 @@ int zcva_selftest_frames_refcount(const AVFrame *frame)
     return frame->hw_frames_ctx ? av_buffer_get_ref_count(frame->hw_frames_ctx) : 0;
 }
 
-AVFilterGraph *zcva_selftest_graph(int width, int height, AVFilterContext **buffersrc)
+AVFilterGraph *zcva_selftest_graph(int width, int height, AVFilterContext **buffersrc, AVFilterContext **sink)
 {
+    /* As PyAV builds it: the buffer source is created, and initialised, with a software format. */
     char args[128];
     AVFilterGraph *graph = avfilter_graph_alloc();
     if (!graph)
         return NULL;
-    snprintf(args, sizeof(args), "video_size=%dx%d:pix_fmt=%d:time_base=1/25", width, height,
-             AV_PIX_FMT_VAAPI);
-    if (avfilter_graph_create_filter(buffersrc, avfilter_get_by_name("buffer"), "in", args, NULL, graph) < 0) {
+    snprintf(args, sizeof(args), "video_size=%dx%d:pix_fmt=%d:time_base=1/25:pixel_aspect=1/1", width, height,
+             AV_PIX_FMT_NV12);
+    if (avfilter_graph_create_filter(buffersrc, avfilter_get_by_name("buffer"), "in", args, NULL, graph) < 0 ||
+        avfilter_graph_create_filter(sink, avfilter_get_by_name("buffersink"), "out", NULL, NULL, graph) < 0 ||
+        avfilter_link(*buffersrc, 0, *sink, 0) < 0) {
         avfilter_graph_free(&graph);
         return NULL;
     }
     return graph;
+}
+
+int zcva_selftest_graph_configure(AVFilterGraph *graph) { return avfilter_graph_config(graph, NULL); }
+
+int zcva_selftest_sink_format(AVFilterContext *sink) { return av_buffersink_get_format(sink); }
+
+int zcva_selftest_sink_shares_frames(AVFilterContext *sink, const AVFrame *frame)
+{
+    AVBufferRef *ref = av_buffersink_get_hw_frames_ctx(sink);
+    return ref && frame->hw_frames_ctx && ref->data == frame->hw_frames_ctx->data;
 }
 
 void zcva_selftest_graph_free(AVFilterGraph *graph) { avfilter_graph_free(&graph); }

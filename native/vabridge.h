@@ -35,14 +35,19 @@ int zcva_surface_id(const AVFrame *frame, uint32_t *surface);
 /* VADisplay behind a VA-API frame: hw_frames_ctx -> device_ctx -> hwctx -> display. */
 int zcva_display(const AVFrame *frame, void **display);
 
-/* Give a buffer source the frame's hw_frames_ctx (and size, format) before the graph is configured. */
+/* Give a buffer source the frame's hw_frames_ctx, size and VAAPI format before the graph is configured.
+ * Current FFmpeg refuses a hardware pix_fmt at buffer *init* without hw_frames_ctx, and PyAV initialises
+ * the buffer when it creates it: create it with the frame's software format, then call this. */
 int zcva_attach_hw_frames(AVFilterContext *buffersrc, const AVFrame *frame);
 
 /* Self-test support: real FFmpeg objects, no hardware. A VA-API device context is allocated but
  * never initialised, its display set to a known value; a frame carries a known surface id. */
 AVFrame *zcva_selftest_frame(void *display, uint32_t surface, int width, int height);
 int zcva_selftest_frames_refcount(const AVFrame *frame);
-AVFilterGraph *zcva_selftest_graph(int width, int height, AVFilterContext **buffersrc);
+AVFilterGraph *zcva_selftest_graph(int width, int height, AVFilterContext **buffersrc, AVFilterContext **sink);
+int zcva_selftest_graph_configure(AVFilterGraph *graph);
+int zcva_selftest_sink_format(AVFilterContext *sink);
+int zcva_selftest_sink_shares_frames(AVFilterContext *sink, const AVFrame *frame);
 void zcva_selftest_graph_free(AVFilterGraph *graph);
 void zcva_selftest_frame_free(AVFrame *frame);
 

@@ -50,9 +50,10 @@ def test_selftest_on_real_ffmpeg_objects_in_a_process_without_pyav(system_bridge
         "sys.exit(rc)\n")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     checks = {c["name"]: c for c in json.loads(proc.stdout)}
-    assert len(checks) == 6 and all(c["ok"] for c in checks.values()), checks
+    assert len(checks) == 7 and all(c["ok"] for c in checks.values()), checks
     assert checks["display from hw_frames_ctx->device_ctx->hwctx"]["detail"].endswith("0x5eed0d15")
     assert checks["buffer source takes a reference on hw_frames_ctx"]["detail"].endswith("1 → 2 → 1")
+    assert checks["graph configures as VAAPI with the frame's hw_frames_ctx"]["ok"]
 
 
 def test_a_module_for_another_ffmpeg_is_refused_next_to_pyav(system_bridge):

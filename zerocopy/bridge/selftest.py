@@ -42,16 +42,25 @@ def run_selftest(ffi, lib) -> list[Check]:
                             bool(lib.zcva_frame_matches(frame, 64, 48, vaapi))))
         checks.append(Check("frame layout check rejects a wrong size",
                             not lib.zcva_frame_matches(frame, 64, 50, vaapi)))
-        src = ffi.new("AVFilterContext **")
-        graph = lib.zcva_selftest_graph(64, 48, src)
+        src, sink = ffi.new("AVFilterContext **"), ffi.new("AVFilterContext **")
+        graph = lib.zcva_selftest_graph(64, 48, src, sink)
+        if graph == ffi.NULL:
+            checks.append(Check("build a buffer → buffersink graph", False, "could not create the filters"))
+            return checks
         before = lib.zcva_selftest_frames_refcount(frame)
         rc = lib.zcva_attach_hw_frames(src[0], frame)
         during = lib.zcva_selftest_frames_refcount(frame)
+        configured = lib.zcva_selftest_graph_configure(graph)
+        negotiated = lib.zcva_selftest_sink_format(sink[0]) if configured == 0 else -1
+        shares = configured == 0 and bool(lib.zcva_selftest_sink_shares_frames(sink[0], frame))
         lib.zcva_selftest_graph_free(graph)
         after = lib.zcva_selftest_frames_refcount(frame)
         checks.append(Check("buffer source takes a reference on hw_frames_ctx",
                             rc == 0 and during == before + 1 and after == before,
                             f"rc {rc}, refs {before} → {during} → {after}"))
+        checks.append(Check("graph configures as VAAPI with the frame's hw_frames_ctx",
+                            configured == 0 and negotiated == vaapi and shares,
+                            f"configure {configured}, format {negotiated} (vaapi {vaapi}), shared {shares}"))
     finally:
         lib.zcva_selftest_frame_free(frame)
     return checks

@@ -60,7 +60,10 @@ class VaapiScaler:
     def _build(self, frame: av.VideoFrame) -> None:
         g = Geometry.fit(frame.width, frame.height, self.dst_w, self.dst_h, self.mode)
         graph = av.filter.Graph()
-        src = graph.add_buffer(width=frame.width, height=frame.height, format="vaapi",
+        # FFmpeg refuses a hardware format at buffer init without hw_frames_ctx, and PyAV initialises
+        # on creation: create it with the software format, then the bridge switches it to VAAPI.
+        sw = getattr(frame, "sw_format", None)
+        src = graph.add_buffer(width=frame.width, height=frame.height, format=getattr(sw, "name", sw) or "nv12",
                                time_base=frame.time_base or Fraction(1, 25))
         self.bridge.attach_hw_frames(src, frame)
         head = src
