@@ -59,6 +59,7 @@ class _Stream:
     """One open input: a decoder's `(picture, decode_ms, pts)` prepared into model inputs."""
 
     context: Any = None
+    bridge: Any = None  # the native bridge, on the VA paths
 
     def __init__(self, decoder, prepare: Prepare):
         self.decoder, self.prepare = decoder, prepare
