@@ -189,4 +189,4 @@ def test_va_context_without_a_gpu_becomes_a_refusal():
 def test_surface_handoff_takes_one_frame_per_request():
     handoff = SurfaceHandoff(context=None, input_names=["in/y", "in/uv"], bridge=None)
     with pytest.raises(PathUnavailable, match="batched"):
-        handoff.bind(None, [object(), object()])
+        handoff.bind(None, [object(), object()], 0)

@@ -75,6 +75,25 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--max-frames", type=_positive(int), metavar="N", help="stop after N frames of each input")
     d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
 
+    b = sub.add_parser("bench", help="measure every path that can run here against the baseline",
+                       description="Run each path (and the OpenCV baseline) over the same input, interleaved "
+                       "A B A B so machine drift hits all alike, each run in its own process, warm-up frames "
+                       "excluded. Reports medians of FPS, per-stage latency, CPU per frame, peak memory, "
+                       "agreement with the software path, and the decode-only and inference-only limits.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    b.add_argument("input", metavar="INPUT", help="a video file")
+    b.add_argument("--paths", type=_path_list, help="comma-separated paths (default: all that can run + baseline)")
+    b.add_argument("--model", default=DEFAULT_MODEL, help="catalogue name or model file")
+    b.add_argument("--device", default="auto", help="OpenVINO device")
+    b.add_argument("--nireq", type=_positive(int), help="requests in flight (default: the device's optimum)")
+    b.add_argument("--frames", type=_positive(int), default=300, help="measured frames per run")
+    b.add_argument("--warmup", type=_positive(int), default=30, help="frames run before measuring")
+    b.add_argument("--repeat", type=_positive(int), default=3, help="runs per path (medians are reported)")
+    b.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
+    b.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    b.add_argument("--markdown", metavar="FILE", help="write a Markdown table")
+    b.add_argument("--plot", metavar="FILE.png", help="write a PNG: preprocessing time, CPU per frame, FPS")
+
     doc = sub.add_parser("doctor", help="what this machine offers each path, and a verdict per path",
                          description="Check PyAV/FFmpeg, render nodes and VA display, OpenVINO devices, OpenCL "
                          "and the native bridge, and say for each path whether it can run and why not. "
@@ -87,6 +106,35 @@ def build_parser() -> argparse.ArgumentParser:
     pull = msub.add_parser("pull", help="download, verify and cache catalogue models")
     pull.add_argument("names", nargs="*", metavar="NAME", help="models to pull (default: all)")
     return p
+
+
+def _path_list(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    bad = [p for p in names if p not in PATHS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown path(s) {', '.join(bad) or text!r}; choose from {', '.join(PATHS)}")
+    return list(dict.fromkeys(names))
+
+
+def cmd_bench(args) -> int:
+    import json
+
+    from zerocopy.bench.report import markdown, plot, table
+    from zerocopy.bench.runner import BenchOptions, run_bench
+
+    opts = BenchOptions(args.input, args.paths, args.model, args.device, args.nireq, args.frames, args.warmup,
+                        args.repeat, args.threshold)
+    result = run_bench(opts, log=say)
+    print(table(result))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as f:
+            f.write(markdown(result))
+    if args.plot:
+        plot(result, args.plot)
+    return EXIT_OK if result["paths"] else EXIT_FAIL
 
 
 def cmd_doctor(args) -> int:
@@ -171,6 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_models(args)
         if args.command == "doctor":
             return cmd_doctor(args)
+        if args.command == "bench":
+            return cmd_bench(args)
     except PathUnavailable as e:
         for path, reasons in e.reasons.items():
             for why in reasons:

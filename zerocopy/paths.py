@@ -40,7 +40,8 @@ class OpenRequest:
     height: int
     resize: str
     keep_pictures: bool = False
-    inflight: int = 8  # frames that in-flight requests and queues may hold at once
+    batch: int = 1
+    inflight: int = 8  # frames that in-flight requests may hold at once (sizes the VA surface pools)
     va_device: str | None = None
     core: Any = None
 
@@ -135,7 +136,8 @@ class SoftwareFront(_HostFront):
         from zerocopy.decode.pyav import PyAVDecoder
         from zerocopy.resize.planes import PlaneResizer
 
-        resizer = PlaneResizer(req.width, req.height, req.resize)
+        # Planes are copied into the request at bind, so a few buffers suffice whatever nireq is.
+        resizer = PlaneResizer(req.width, req.height, req.resize, ring=req.batch + 2)
         y_name, uv_name = req.input_names
 
         def prepare(frame):
@@ -219,7 +221,8 @@ class CopyFront(_HostFront):
         from zerocopy.resize.planes import PlaneResizer
 
         _, decoder, scaler, errors = _open_va(self.name, source, req, download=True)
-        unpack = PlaneResizer(req.width, req.height, "stretch")  # same size: an exact copy of the planes
+        # same size: an exact copy of the planes
+        unpack = PlaneResizer(req.width, req.height, "stretch", ring=req.batch + 2)
         y_name, uv_name = req.input_names
 
         def prepare(frame):

@@ -61,6 +61,8 @@ class ClipSpec:
     background: str = "coffee"
     face_height: float = 0.8  # the portrait's height as a share of the frame's
     options: tuple[tuple[str, str], ...] = ()
+    noise: float = 0.0  # per-frame sensor-like noise (std, 0-255 scale): makes decoding cost like real footage
+    pan: bool = False  # the background drifts, as with a hand-held camera
 
     @property
     def colour_matrix(self) -> str:
@@ -78,9 +80,16 @@ CODEC_OPTIONS = {
 def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image]) -> tuple[np.ndarray, np.ndarray]:
     """Frame `index` as RGB, and its true face boxes (k, 4)."""
     w, h = spec.width, spec.height
-    canvas = photos[spec.background].resize((w, h), Image.BILINEAR)
+    if spec.pan:
+        bg = photos[spec.background]
+        zoom = bg.resize((int(w * 1.2), int(h * 1.2)), Image.BILINEAR)
+        dx = int((zoom.width - w) * (0.5 + 0.5 * np.sin(index / 20.0)))
+        dy = int((zoom.height - h) * (0.5 + 0.5 * np.cos(index / 27.0)))
+        canvas = zoom.crop((dx, dy, dx + w, dy + h))
+    else:
+        canvas = photos[spec.background].resize((w, h), Image.BILINEAR)
     if spec.face is None:
-        return np.asarray(canvas), np.zeros((0, 4), np.float32)
+        return _noisy(np.asarray(canvas), spec, index), np.zeros((0, 4), np.float32)
     face = photos[spec.face]
     scale = spec.face_height * h / face.height
     pw, ph = max(2, round(face.width * scale)), max(2, round(face.height * scale))
@@ -92,7 +101,15 @@ def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image]) -> tuple[n
     fb = np.asarray(FACE_BOXES[spec.face], np.float32) - np.array([cx, cy, cx, cy], np.float32)
     sx, sy = pw / face.width, ph / face.height
     box = np.array([fb[0] * sx + x, fb[1] * sy + y, fb[2] * sx + x, fb[3] * sy + y], np.float32)
-    return np.asarray(canvas), box[None]
+    return _noisy(np.asarray(canvas), spec, index), box[None]
+
+
+def _noisy(rgb: np.ndarray, spec: ClipSpec, index: int) -> np.ndarray:
+    if not spec.noise:
+        return rgb
+    rng = np.random.default_rng(index)
+    grain = rng.normal(0.0, spec.noise, rgb.shape[:2])[..., None].astype(np.float32)
+    return np.clip(rgb.astype(np.float32) + grain, 0, 255).astype(np.uint8)
 
 
 def rgb_to_frame(rgb: np.ndarray, pix_fmt: str, matrix: str, full_range: bool) -> av.VideoFrame:

@@ -25,19 +25,45 @@ def describe_av_error(e: BaseException) -> str:
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
+class FFmpegLogCapture:
+    """Routes FFmpeg's error messages (from every decoder thread) into a `DamageReport`.
+
+    While it runs, PyAV's Python log callback is installed; a frame-threaded decoder thread that
+    logs then needs the GIL. Freeing that decoder while holding the GIL would deadlock, so `stop()`
+    (idempotent) must come before the decoder is closed: `PyAVDecoder.close()` makes sure of it.
+    """
+
+    def __init__(self, damage: DamageReport):
+        self.damage = damage
+        self._capture = None
+        self._previous = None
+
+    def start(self) -> None:
+        if self._capture is None:
+            self._previous = av.logging.get_level()
+            av.logging.set_level(av.logging.ERROR)
+            self._capture = av.logging.Capture(local=False)
+            self._capture.__enter__()
+
+    def stop(self) -> None:
+        capture, self._capture = self._capture, None
+        if capture is None:
+            return
+        av.logging.set_level(self._previous)  # None: PyAV's no-op C callback, safe with any thread
+        capture.__exit__(None, None, None)
+        for level, name, message in capture.logs:
+            if level <= av.logging.ERROR:
+                self.damage.add_log(name or "ffmpeg", message)
+
+
 @contextmanager
 def captured_ffmpeg_log(damage: DamageReport):
-    """Route FFmpeg's error messages (from every decoder thread) into `damage` instead of stderr."""
-    previous = av.logging.get_level()
-    av.logging.set_level(av.logging.ERROR)
-    with av.logging.Capture(local=False) as logs:
-        try:
-            yield
-        finally:
-            for level, name, message in logs:
-                if level <= av.logging.ERROR:
-                    damage.add_log(name or "ffmpeg", message)
-    av.logging.set_level(previous)
+    capture = FFmpegLogCapture(damage)
+    capture.start()
+    try:
+        yield
+    finally:
+        capture.stop()
 
 
 def open_input(path: str | Path, **kwargs) -> av.container.InputContainer:
@@ -82,6 +108,7 @@ class PyAVDecoder:
         elif extra_hw_frames:
             self.stream.codec_context.options = {"extra_hw_frames": str(extra_hw_frames)}
         self.damage = DamageReport()
+        self._log = FFmpegLogCapture(self.damage)
 
     @property
     def expected_frames(self) -> int | None:
@@ -94,8 +121,11 @@ class PyAVDecoder:
 
     def frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
         """`(frame, decode_ms, pts_seconds)` in decode order."""
-        with captured_ffmpeg_log(self.damage):
+        self._log.start()
+        try:
             yield from self._frames()
+        finally:
+            self._log.stop()
 
     def _frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
         codec = self.stream.codec_context
@@ -123,4 +153,5 @@ class PyAVDecoder:
                 break
 
     def close(self) -> None:
+        self._log.stop()  # before the decoder threads are joined: see FFmpegLogCapture
         self.container.close()

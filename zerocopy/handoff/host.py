@@ -1,4 +1,9 @@
-"""Host arrays → the request's input tensors. The arrays are shared with OpenVINO, not copied."""
+"""Host arrays → the request's own input memory.
+
+The planes (a few tens of KB at model size) are copied into each request's input tensors, found
+once per request. So the arrays can be reused as soon as `bind` returns (the resizers keep a small
+ring of output buffers), and a batch is filled slot by slot with no concatenation.
+"""
 
 from __future__ import annotations
 
@@ -11,19 +16,14 @@ from zerocopy.frames import PreparedFrame
 
 
 class HostHandoff:
-    """Binds the frames' host planes (NV12 Y/UV or BGR) to a request; a batch is stacked once."""
-
     def __init__(self, input_names: Sequence[str]):
         self.input_names = list(input_names)
+        self._views: dict[int, list[np.ndarray]] = {}
 
-    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame]) -> list[np.ndarray]:
-        """Set the inputs; returns the arrays that must stay alive until the request completes."""
-        held = []
-        for name in self.input_names:
-            if len(frames) == 1:
-                arr = frames[0].inputs[name]
-            else:
-                arr = np.concatenate([f.inputs[name] for f in frames], axis=0)
-            request.set_tensor(name, ov.Tensor(np.ascontiguousarray(arr), shared_memory=True))
-            held.append(arr)
-        return held
+    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> None:
+        views = self._views.get(slot)
+        if views is None:
+            views = self._views[slot] = [request.get_tensor(name).data for name in self.input_names]
+        for name, view in zip(self.input_names, views, strict=True):
+            for i, frame in enumerate(frames):
+                view[i] = frame.inputs[name][0]

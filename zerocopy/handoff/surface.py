@@ -33,7 +33,7 @@ class SurfaceHandoff:
         self.context, self.bridge = context, bridge
         self.y_name, self.uv_name = input_names
 
-    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame]) -> tuple:
+    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> tuple:
         if len(frames) != 1:
             raise PathUnavailable({"zero-copy": "remote NV12 surfaces cannot be batched from Python"})
         frame = frames[0]

@@ -17,7 +17,9 @@ from zerocopy.outputs.base import split_batch_major
 
 
 class Handoff(Protocol):
-    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame]) -> Any: ...
+    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> Any:
+        """Set the request's inputs from `frames`; `slot` names the request (stable per request).
+        Returns whatever must stay alive until the request completes."""
 
 
 @dataclass
@@ -57,7 +59,7 @@ class InferenceScheduler:
         while len(frames) < self.model.batch:
             frames.append(frames[-1])
         rid = self._queue.get_idle_request_id()
-        held = self.handoff.bind(self._queue[rid], frames)
+        held = self.handoff.bind(self._queue[rid], frames, rid)
         seq = self._next_submit
         self._next_submit += 1
         with self._lock:

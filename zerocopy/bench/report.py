@@ -1,0 +1,87 @@
+"""The benchmark's outputs: a terminal table, a Markdown table, and a plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def _rows(result: dict) -> list[list[str]]:
+    rows = []
+    for name, r in result["paths"].items():
+        agree = r.get("agreement")
+        rows.append([
+            name, f"{r['fps']:.1f}", f"{r['cpu_ms_per_frame']:.2f}", f"{r['cpu_percent']:.0f}",
+            f"{r['stages']['decode']['mean_ms']:.2f}", f"{r['stages']['preprocess']['mean_ms']:.3f}",
+            f"{r['stages']['inference']['mean_ms']:.2f}", f"{r['stages']['postprocess']['mean_ms']:.3f}",
+            f"{r['peak_rss_mb']:.0f}",
+            f"{agree['matched_share'] * 100:.1f}% vs {agree['reference']}" if agree else "-",
+            f"{r['pipeline_efficiency']:.2f}" if r.get("pipeline_efficiency") else "-",
+        ])
+    return rows
+
+
+HEADER = ["path", "FPS", "CPU ms/frame", "CPU %", "decode ms", "preprocess ms", "inference ms", "postprocess ms",
+          "peak RSS MB", "agreement", "efficiency"]
+
+
+def table(result: dict) -> str:
+    rows = [HEADER] + _rows(result)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    lines = ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lim = result["limits"]
+    lines.append("")
+    lines.append(f"limits: decode only {lim['decode_only_fps']} fps ({lim['decode_only_cpu_ms_per_frame']} ms "
+                 f"CPU/frame), inference only {lim['inference_only_fps']} fps; efficiency = FPS / the slower limit")
+    for name, why in result["unavailable"].items():
+        lines.append(f"{name}: unavailable: {why}")
+    inp, m = result["input"], result["machine"]
+    lines.append(f"input: {inp['codec']} {inp['width']}x{inp['height']}; machine: {m['cpu']}, {m['cores']} cores; "
+                 f"medians of {result['settings']['repeat']} interleaved runs of {result['settings']['frames']} "
+                 f"frames after {result['settings']['warmup']} warm-up")
+    return "\n".join(lines)
+
+
+def markdown(result: dict) -> str:
+    out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    out += ["| " + " | ".join(r) + " |" for r in _rows(result)]
+    lim, inp, m = result["limits"], result["input"], result["machine"]
+    out.append("")
+    out.append(f"Limits: decode only {lim['decode_only_fps']} FPS, inference only {lim['inference_only_fps']} FPS. "
+               f"Input: {inp['codec']} {inp['width']}×{inp['height']}. Machine: {m['cpu']}, {m['cores']} cores. "
+               f"Medians of {result['settings']['repeat']} interleaved runs.")
+    for name, why in result["unavailable"].items():
+        out.append(f"- `{name}`: unavailable: {why}")
+    return "\n".join(out) + "\n"
+
+
+def plot(result: dict, target: str | Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        from zerocopy.errors import ZeroCopyError
+
+        raise ZeroCopyError("--plot needs matplotlib: pip install 'zerocopy[bench]'") from None
+    names = list(result["paths"])
+    panels = [
+        ("preprocessing time (ms/frame)", [result["paths"][n]["stages"]["preprocess"]["mean_ms"] for n in names]),
+        ("CPU time (ms/frame)", [result["paths"][n]["cpu_ms_per_frame"] for n in names]),
+        ("throughput (FPS)", [result["paths"][n]["fps"] for n in names]),
+    ]
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
+    colours = ["#2a9d8f" if n != "baseline" else "#9e9e9e" for n in names]
+    for ax, (title, values) in zip(axes, panels, strict=True):
+        bars = ax.bar(names, values, color=colours)
+        ax.set_title(title)
+        ax.bar_label(bars, fmt="%.2f" if max(values, default=0) < 10 else "%.0f", fontsize=8)
+        ax.tick_params(axis="x", labelrotation=20)
+    inp = result["input"]
+    fig.suptitle(f"zerocopy bench: {inp['codec']} {inp['width']}x{inp['height']}, {result['machine']['cpu']}",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(target, dpi=120)
+    plt.close(fig)

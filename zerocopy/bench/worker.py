@@ -1,0 +1,143 @@
+"""One measured run of one path (or one limit), in its own process so that CPU time and peak memory
+belong to that run alone. Prints one JSON object on stdout.
+
+    python -m zerocopy.bench.worker '{"kind": "path", "path": "software", "input": "...", ...}'
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+from zerocopy.stats import STAGES, peak_rss_mb, summarise
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t[0] + t[1]
+
+
+class MeterSink:
+    """Starts the clock when the warm-up frames are out, stops it at the last frame."""
+
+    def __init__(self, warmup: int):
+        self.warmup, self.count = warmup, 0
+        self.t0 = self.c0 = self.t1 = self.c1 = 0.0
+
+    def begin(self, source, rate):
+        pass
+
+    def write(self, frame, detections):
+        self.count += 1
+        now, cpu = time.perf_counter(), _cpu()
+        if self.count == self.warmup:
+            self.t0, self.c0 = now, cpu
+        self.t1, self.c1 = now, cpu
+
+    def end(self):
+        pass
+
+    def close(self):
+        pass
+
+
+def run_path(args: dict) -> dict:
+    from zerocopy.catalog.fetch import cache_dir
+    from zerocopy.errors import PathUnavailable
+    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
+    from zerocopy.paths import front_for
+    from zerocopy.pipeline import Pipeline
+    from zerocopy.sinks.jsonl import JsonlSink
+
+    core = make_core(cache_dir() / "ov-cache")
+    spec = resolve_spec(args["model"], core=core)
+    front = front_for(args["path"])
+    device = pick_device(core, args["device"], front.devices)
+    model = WrappedModel(core, spec, front.input_kind, 1, front.memory_type)
+    meter = MeterSink(args["warmup"])
+    sinks = [meter, JsonlSink(args["jsonl"], spec.labels)]
+    pipeline = Pipeline(model, front, device, args.get("nireq"), args["threshold"], sinks)
+    try:
+        result = pipeline.run([args["input"]], args["warmup"] + args["frames"])
+    except PathUnavailable as e:
+        return {"unavailable": "; ".join(f"{'; '.join(r)}" for r in e.reasons.values())}
+    measured = meter.count - meter.warmup
+    wall, cpu = meter.t1 - meter.t0, meter.c1 - meter.c0
+    stages = {name: summarise(samples[meter.warmup:]) for name, samples in result.stages.samples.items()}
+    return {
+        "frames": measured,
+        "fps": round(measured / wall, 2) if wall > 0 else 0.0,
+        "cpu_ms_per_frame": round(1e3 * cpu / measured, 3) if measured else 0.0,
+        "cpu_percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,
+        "peak_rss_mb": peak_rss_mb(),
+        "stages": {s: stages[s] for s in STAGES},
+        "device": model.device,
+        "nireq": pipeline.nireq,
+        "errors": [o.error for o in result.inputs if o.error],
+    }
+
+
+def run_decode_only(args: dict) -> dict:
+    """The source decoded as the software path decodes it, nothing else."""
+    from zerocopy.decode.pyav import PyAVDecoder
+
+    dec = PyAVDecoder(args["input"])
+    n, t0, c0 = 0, 0.0, 0.0
+    for n, _ in enumerate(dec.frames(), start=1):
+        if n == args["warmup"]:
+            t0, c0 = time.perf_counter(), _cpu()
+        if n >= args["warmup"] + args["frames"]:
+            break
+    wall, cpu, measured = time.perf_counter() - t0, _cpu() - c0, n - args["warmup"]
+    dec.close()
+    return {"fps": round(measured / wall, 2), "cpu_ms_per_frame": round(1e3 * cpu / measured, 3), "frames": measured}
+
+
+def run_inference_only(args: dict) -> dict:
+    """The software path's compiled model at the same nireq, fed one prepared frame over and over."""
+    import openvino as ov
+
+    from zerocopy.catalog.fetch import cache_dir
+    from zerocopy.decode.pyav import PyAVDecoder
+    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
+    from zerocopy.resize.planes import PlaneResizer
+
+    core = make_core(cache_dir() / "ov-cache")
+    spec = resolve_spec(args["model"], core=core)
+    model = WrappedModel(core, spec).compile(pick_device(core, args["device"]))
+    frame = next(iter(PyAVDecoder(args["input"]).frames()))[0]
+    y, uv, _ = PlaneResizer(model.width, model.height, spec.resize)(frame)
+    nireq = args.get("nireq") or model.optimal_nireq
+    queue = ov.AsyncInferQueue(model.compiled, nireq)
+    inputs = dict(zip(model.input_names, (y, uv), strict=True))
+    for _ in range(args["warmup"]):
+        queue.start_async(inputs)
+    queue.wait_all()
+    t0, c0 = time.perf_counter(), _cpu()
+    for _ in range(args["frames"]):
+        queue.start_async(inputs)
+    queue.wait_all()
+    wall, cpu = time.perf_counter() - t0, _cpu() - c0
+    return {"fps": round(args["frames"] / wall, 2), "cpu_ms_per_frame": round(1e3 * cpu / args["frames"], 3),
+            "nireq": nireq}
+
+
+KINDS = {"path": run_path, "decode": run_decode_only, "inference": run_inference_only}
+
+
+def main() -> int:
+    from zerocopy.errors import ZeroCopyError
+
+    args = json.loads(sys.argv[1])
+    try:
+        out = KINDS[args["kind"]](args)
+    except ZeroCopyError as e:
+        out = {"error": str(e)}
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
