@@ -32,6 +32,13 @@ def _positive(kind):
     return parse
 
 
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
 def _threshold(text: str) -> float:
     v = _positive(float)(text)
     if v > 1:
@@ -66,7 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--device", default="auto", help="OpenVINO device: auto (GPU if present, else CPU), GPU, CPU")
     d.add_argument("--va-device", metavar="NODE",
                    help="VA-API render node for the GPU paths (default: the first Intel /dev/dri/renderD*)")
-    d.add_argument("--nireq", type=_positive(int), help="inference requests in flight (default: the device's optimum)")
+    d.add_argument("--nireq", type=_positive(int),
+                   help="inference requests in flight (default: the device's optimum, at least 2)")
+    d.add_argument("--ov-config", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
+                   help="an OpenVINO property for compiling (repeatable), e.g. INFERENCE_NUM_THREADS=4; "
+                   "default: PERFORMANCE_HINT=THROUGHPUT, and on the CPU half the cores for inference")
     d.add_argument("--batch", type=_positive(int), default=1, help="frames per inference request")
     d.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
     d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
@@ -85,7 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--paths", type=_path_list, help="comma-separated paths (default: all that can run + baseline)")
     b.add_argument("--model", default=DEFAULT_MODEL, help="catalogue name or model file")
     b.add_argument("--device", default="auto", help="OpenVINO device")
-    b.add_argument("--nireq", type=_positive(int), help="requests in flight (default: the device's optimum)")
+    b.add_argument("--nireq", type=_positive(int), help="requests in flight (default: the device's optimum, ≥ 2)")
+    b.add_argument("--ov-config", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
+                   help="an OpenVINO property for compiling (repeatable)")
     b.add_argument("--frames", type=_positive(int), default=300, help="measured frames per run")
     b.add_argument("--warmup", type=_positive(int), default=30, help="frames run before measuring")
     b.add_argument("--repeat", type=_positive(int), default=3, help="runs per path (medians are reported)")
@@ -123,7 +136,7 @@ def cmd_bench(args) -> int:
     from zerocopy.bench.runner import BenchOptions, run_bench
 
     opts = BenchOptions(args.input, args.paths, args.model, args.device, args.nireq, args.frames, args.warmup,
-                        args.repeat, args.threshold)
+                        args.repeat, args.threshold, dict(args.ov_config))
     result = run_bench(opts, log=say)
     print(table(result))
     if args.json:
@@ -185,7 +198,8 @@ def cmd_detect(args) -> int:
         inputs=args.inputs, model=args.model, labels=args.labels, decoder=args.decoder, resize=args.resize,
         path=args.path, device=args.device, va_device=args.va_device, nireq=args.nireq, batch=args.batch,
         threshold=args.threshold, json=args.json, output=args.output, report=args.report,
-        max_frames=args.max_frames, quiet=args.quiet, progress=_progress_factory(args.quiet))
+        max_frames=args.max_frames, quiet=args.quiet, progress=_progress_factory(args.quiet),
+        ov_config=dict(args.ov_config))
     run = run_detect(opts, say)
     report, result = run.report, run.result
     if run.choice.refused and not args.quiet:

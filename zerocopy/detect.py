@@ -29,6 +29,7 @@ class DetectOptions:
     max_frames: int | None = None
     quiet: bool = False
     progress: Callable | None = None
+    ov_config: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -75,7 +76,8 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
             device = pick_device(core, opts.device, front.devices)
             model = WrappedModel(core, spec, front.input_kind, opts.batch, front.memory_type)
             pipeline = Pipeline(model, front, device, opts.nireq, opts.threshold, _sinks(opts, spec.labels),
-                                keep_pictures=bool(opts.output), va_device=opts.va_device, progress=opts.progress)
+                                keep_pictures=bool(opts.output), va_device=opts.va_device, progress=opts.progress,
+                                config=opts.ov_config)
             result = pipeline.run(opts.inputs, opts.max_frames)
         except PathUnavailable as e:
             refused.update(e.reasons)

@@ -92,12 +92,12 @@ class _Stream:
         yield from self._frames
 
     def damage_report(self) -> DamageReport:
-        self._frames.close()  # ends the decoder's log capture
+        """Complete once the stream is closed (FFmpeg's messages are gathered at close)."""
         return self.decoder.damage
 
     def close(self) -> None:
-        self._frames.close()
         self.decoder.close()
+        self._frames.close()
 
 
 class Front(Protocol):

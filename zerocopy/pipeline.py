@@ -70,12 +70,13 @@ class Pipeline:
 
     def __init__(self, model: WrappedModel, front: Front, device: str, nireq: int | None, threshold: float,
                  sinks: Sequence[Sink], keep_pictures: bool = False, va_device: str | None = None,
-                 progress: Callable[[str, int | None], object] | None = None):
+                 progress: Callable[[str, int | None], object] | None = None, config: dict | None = None):
         self.model, self.front, self.device, self.threshold = model, front, device, threshold
         self.requested_nireq = nireq
         self.sinks = list(sinks)
         self.keep_pictures, self.va_device = keep_pictures, va_device
         self.progress = progress
+        self.config = config  # OpenVINO properties over the defaults
         self.stages = StageTimes()
         self.detections = 0
         self.stop = threading.Event()
@@ -98,7 +99,7 @@ class Pipeline:
         """Compile (again, if the remote context changed) and make the scheduler."""
         context = getattr(stream, "context", None)
         if self.scheduler is None or context is not self._context:
-            self.model.compile(self.device, context)
+            self.model.compile(self.device, context, self.config)
             self._context = context
             n = self.requested_nireq or self.model.optimal_nireq
             if self.front.nireq_cap and not self.requested_nireq:
@@ -186,8 +187,8 @@ class Pipeline:
             # On Ctrl-C or an error: stop reading, finish what is in flight, keep every sink valid.
             scheduler.wait_all()
             outcome.frames += self._deliver(scheduler.results(wait=True), bar)
-            outcome.damage = stream.damage_report()
             stream.close()
+            outcome.damage = stream.damage_report()
             for sink in self.sinks:
                 sink.end()
             if bar is not None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from zerocopy.agreement import compare_runs
@@ -31,6 +31,7 @@ class BenchOptions:
     warmup: int = 30
     repeat: int = 3
     threshold: float = 0.5
+    ov_config: dict[str, str] = field(default_factory=dict)
 
 
 def _worker(args: dict) -> dict:
@@ -104,7 +105,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
             f"after the {opts.warmup} warm-up frames")
     paths, unavailable = plan_paths(opts)
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
-              "frames": opts.frames, "warmup": opts.warmup, "threshold": opts.threshold}
+              "frames": opts.frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config}
     runs: dict[str, list[dict]] = {p: [] for p in paths}
     limits: dict[str, list[dict]] = {"decode": [], "inference": []}
     with tempfile.TemporaryDirectory(prefix="zerocopy-bench-") as tmp:
@@ -153,7 +154,8 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         "machine": machine(),
         "input": info,
         "settings": {"model": opts.model, "device": opts.device, "nireq": opts.nireq, "frames": opts.frames,
-                     "warmup": opts.warmup, "repeat": opts.repeat, "order": "interleaved"},
+                     "warmup": opts.warmup, "repeat": opts.repeat, "order": "interleaved",
+                     "ov_config": opts.ov_config},
         "paths": result_paths,
         "unavailable": unavailable,
         "limits": lim,

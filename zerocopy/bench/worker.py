@@ -58,7 +58,8 @@ def run_path(args: dict) -> dict:
     model = WrappedModel(core, spec, front.input_kind, 1, front.memory_type)
     meter = MeterSink(args["warmup"])
     sinks = [meter, JsonlSink(args["jsonl"], spec.labels)]
-    pipeline = Pipeline(model, front, device, args.get("nireq"), args["threshold"], sinks)
+    pipeline = Pipeline(model, front, device, args.get("nireq"), args["threshold"], sinks,
+                        config=args.get("ov_config"))
     try:
         result = pipeline.run([args["input"]], args["warmup"] + args["frames"])
     except PathUnavailable as e:
@@ -106,7 +107,7 @@ def run_inference_only(args: dict) -> dict:
 
     core = make_core(cache_dir() / "ov-cache")
     spec = resolve_spec(args["model"], core=core)
-    model = WrappedModel(core, spec).compile(pick_device(core, args["device"]))
+    model = WrappedModel(core, spec).compile(pick_device(core, args["device"]), config=args.get("ov_config"))
     frame = next(iter(PyAVDecoder(args["input"]).frames()))[0]
     y, uv, _ = PlaneResizer(model.width, model.height, spec.resize)(frame)
     nireq = args.get("nireq") or model.optimal_nireq

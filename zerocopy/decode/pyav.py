@@ -29,8 +29,10 @@ class FFmpegLogCapture:
     """Routes FFmpeg's error messages (from every decoder thread) into a `DamageReport`.
 
     While it runs, PyAV's Python log callback is installed; a frame-threaded decoder thread that
-    logs then needs the GIL. Freeing that decoder while holding the GIL would deadlock, so `stop()`
-    (idempotent) must come before the decoder is closed: `PyAVDecoder.close()` makes sure of it.
+    logs then needs the GIL. Freeing that decoder (which waits for its threads while the GIL is
+    held) with a thread inside the callback deadlocks — seen under load after stopping mid-stream.
+    `PyAVDecoder.close()` therefore drains the decoder first (its threads go idle; PyAV releases the
+    GIL while decoding), then stops the capture, then frees.
     """
 
     def __init__(self, damage: DamageReport):
@@ -44,6 +46,10 @@ class FFmpegLogCapture:
             av.logging.set_level(av.logging.ERROR)
             self._capture = av.logging.Capture(local=False)
             self._capture.__enter__()
+
+    @property
+    def active(self) -> bool:
+        return self._capture is not None
 
     def stop(self) -> None:
         capture, self._capture = self._capture, None
@@ -153,5 +159,10 @@ class PyAVDecoder:
                 break
 
     def close(self) -> None:
-        self._log.stop()  # before the decoder threads are joined: see FFmpegLogCapture
+        if self._log.active:  # stopped mid-stream: let the decoder's threads finish first
+            try:
+                self.stream.codec_context.decode(None)
+            except av.FFmpegError:
+                pass
+        self._log.stop()
         self.container.close()

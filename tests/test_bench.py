@@ -1,0 +1,60 @@
+"""`zerocopy bench` for real on a small clip: the JSON shape, the tables, the plot, the refusals."""
+
+import json
+
+import pytest
+from conftest import run_cli
+from PIL import Image
+
+from zerocopy.samples import ClipSpec
+
+PATH_KEYS = {"fps", "cpu_ms_per_frame", "cpu_percent", "peak_rss_mb", "stages", "agreement", "pipeline_efficiency"}
+
+
+@pytest.fixture(scope="module")
+def bench_run(clips, tmp_path_factory, face_model_path):
+    clip, _ = clips("bench.mp4", ClipSpec(width=1280, height=720, frames=40))
+    out = tmp_path_factory.mktemp("bench")
+    files = {"json": out / "b.json", "markdown": out / "b.md", "plot": out / "b.png"}
+    rc = run_cli("bench", clip, "--frames", "20", "--warmup", "5", "--repeat", "2",
+                 "--json", files["json"], "--markdown", files["markdown"], "--plot", files["plot"])
+    return rc, files
+
+
+def test_bench_json_has_the_promised_shape(bench_run):
+    rc, files = bench_run
+    assert rc == 0
+    r = json.loads(files["json"].read_text())
+    assert {"machine", "input", "paths", "unavailable", "limits"} <= set(r)
+    assert {"software", "baseline"} <= set(r["paths"])
+    assert set(r["paths"]) | set(r["unavailable"]) == {"zero-copy", "copy", "software", "baseline"}
+    for name, p in r["paths"].items():
+        assert PATH_KEYS <= set(p), name
+        assert p["fps"] > 0 and p["cpu_ms_per_frame"] > 0 and p["peak_rss_mb"] > 0
+        for stage in ("decode", "preprocess", "inference", "postprocess"):
+            assert {"mean_ms", "p50_ms", "p95_ms"} <= set(p["stages"][stage])
+            assert p["stages"][stage]["p95_ms"] >= p["stages"][stage]["p50_ms"] >= 0
+        assert p["repeats"] == 2
+    assert r["paths"]["software"]["agreement"]["reference"] == "baseline"
+    assert r["paths"]["baseline"]["agreement"]["reference"] == "software"
+    assert r["paths"]["baseline"]["agreement"]["matched_share"] >= 0.9
+    assert r["limits"]["decode_only_fps"] > 0 and r["limits"]["inference_only_fps"] > 0
+    for why in r["unavailable"].values():
+        assert why  # a reason, never silently dropped
+    assert r["input"]["width"] == 1280 and r["input"]["codec"] == "h264"
+
+
+def test_bench_markdown_and_plot(bench_run, capsys):
+    _, files = bench_run
+    md = files["markdown"].read_text()
+    assert md.startswith("| path | FPS | CPU ms/frame") and "| software |" in md and "| baseline |" in md
+    with Image.open(files["plot"]) as img:
+        assert img.size[0] > 800 and img.size[1] > 300
+
+
+def test_bench_rejects_unknown_paths_and_bad_input(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        run_cli("bench", "x.mp4", "--paths", "software,warp")
+    assert e.value.code == 2
+    assert run_cli("bench", tmp_path / "missing.mp4") == 1
+    assert "no such file" in capsys.readouterr().err
