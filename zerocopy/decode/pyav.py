@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import av
@@ -160,9 +160,7 @@ class PyAVDecoder:
 
     def close(self) -> None:
         if self._log.active:  # stopped mid-stream: let the decoder's threads finish first
-            try:
+            with suppress(av.FFmpegError):
                 self.stream.codec_context.decode(None)
-            except av.FFmpegError:
-                pass
         self._log.stop()
         self.container.close()
