@@ -58,6 +58,7 @@ class RunResult:
     clock: RunClock
     detections: int = 0
     interrupted: bool = False
+    setup_s: float = 0.0  # opening the first input and compiling the model, not in the clock
 
     @property
     def frames(self) -> int:
@@ -83,6 +84,8 @@ class Pipeline:
         self.scheduler: InferenceScheduler | None = None
         self.nireq = 0
         self._context = None
+        self._clock: RunClock | None = None
+        self.setup_s = 0.0
 
     @property
     def planned_nireq(self) -> int:
@@ -106,6 +109,8 @@ class Pipeline:
                 n = min(n, self.front.nireq_cap)
             self.nireq = n
             self.scheduler = InferenceScheduler(self.model, self.front.handoff(self.model, stream), n)
+            if self._clock is not None and not self.setup_s:
+                self.setup_s = self._clock.restart()
         return self.scheduler
 
     def _deliver(self, results, bar) -> int:
@@ -129,7 +134,7 @@ class Pipeline:
     def run(self, sources: Sequence[str], max_frames: int | None = None) -> RunResult:
         """Process every source. A path that cannot handle the first input raises `PathUnavailable`
         before anything is written; a later input it cannot handle is reported as that input's error."""
-        clock = RunClock()
+        clock = self._clock = RunClock()
         outcomes: list[InputOutcome] = []
         interrupted = False
         try:
@@ -154,7 +159,7 @@ class Pipeline:
                 sink.close()
             clock.stop()
         interrupted = interrupted or self.stop.is_set()
-        return RunResult(outcomes, self.stages, clock, self.detections, interrupted)
+        return RunResult(outcomes, self.stages, clock, self.detections, interrupted, self.setup_s)
 
     def _run_one(self, source: str, outcome: InputOutcome, max_frames: int | None) -> None:
         stream = self._open(source)

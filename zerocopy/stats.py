@@ -45,6 +45,12 @@ class RunClock:
     wall: float = 0.0
     cpu: float = 0.0
 
+    def restart(self) -> float:
+        """Start again from now (after set-up); returns the seconds spent until now."""
+        now = time.perf_counter()
+        spent, self.wall0, self.cpu0 = now - self.wall0, now, sum(os.times()[:2])
+        return spent
+
     def stop(self) -> None:
         self.wall = time.perf_counter() - self.wall0
         self.cpu = sum(os.times()[:2]) - self.cpu0

@@ -37,6 +37,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nir
         "batch": model.batch,
         "frames": frames,
         "detections": result.detections,
+        "setup_s": round(result.setup_s, 3),
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
         "stages": result.stages.summary(),
