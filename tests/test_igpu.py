@@ -23,7 +23,7 @@ def igpu():
     refused = refusals(gather())
     if refused:
         why = "; ".join(refused.get("zero-copy") or refused["copy"])
-        pytest.skip(f"needs an Intel iGPU with VA-API ({why})")
+        pytest.skip(reason=f"needs an Intel iGPU with VA-API ({why})")
 
 
 @pytest.mark.parametrize("path", ["zero-copy", "copy"])

@@ -61,7 +61,7 @@ def test_a_module_for_another_ffmpeg_is_refused_next_to_pyav(system_bridge):
     must be caught by the same check the loader runs."""
     folder, headers = system_bridge
     if headers.avutil == tuple(av.library_versions["libavutil"]):
-        pytest.skip("the system FFmpeg is PyAV's own here: no mismatch to observe")
+        pytest.skip(reason="the system FFmpeg is PyAV's own here: no mismatch to observe")
     proc = run_python(
         "import av\n"
         "from zerocopy.bridge.loader import BridgeUnavailable, import_module, loaded_libavutil_files, verify\n"
@@ -168,7 +168,7 @@ def test_scale_graph_asks_for_bt601_limited_nv12_and_pads_for_letterbox():
 
 def test_scaler_refuses_when_the_filters_are_missing():
     if "scale_vaapi" in av.filter.filters_available:
-        pytest.skip("this PyAV has scale_vaapi")
+        pytest.skip(reason="this PyAV has scale_vaapi")
     with pytest.raises(PathUnavailable, match="scale_vaapi"):
         VaapiScaler(None, 128, 128, "letterbox", download=False, extra_hw_frames=4)
 
@@ -176,7 +176,7 @@ def test_scaler_refuses_when_the_filters_are_missing():
 def test_va_context_without_a_gpu_becomes_a_refusal():
     core = ov.Core()
     if "GPU" in core.available_devices:
-        pytest.skip("this machine has a GPU")
+        pytest.skip(reason="this machine has a GPU")
     with pytest.raises(PathUnavailable) as e:
         va_context(core, make_capsule(0x1234))
     assert "[GPU]" in e.value.reasons["zero-copy"][0]

@@ -55,7 +55,7 @@ def test_explicit_gpu_path_exits_1_with_its_reasons_on_one_line(path, clips, cap
 def test_an_absent_device_is_a_clear_error(clips, capsys, face_model_path):
     clip, _ = clips("h264.mp4", ClipSpec(frames=20))
     if gather(check_bridge=False).has_gpu:
-        pytest.skip("this machine has a GPU: the refusal cannot be observed here")
+        pytest.skip(reason="this machine has a GPU: the refusal cannot be observed here")
     assert run_cli("detect", clip, "--device", "GPU", "--quiet", "--path", "software") == 1
     assert "OpenVINO sees no GPU device" in capsys.readouterr().err
 
