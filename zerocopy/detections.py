@@ -27,9 +27,6 @@ class Detections:
     def empty(cls) -> Detections:
         return cls()
 
-    def filter(self, keep: np.ndarray) -> Detections:
-        return Detections(self.xyxy[keep], self.scores[keep], self.labels[keep])
-
     def to_records(self, names: Sequence[str] | None = None) -> list[dict]:
         """JSON-ready dicts: box rounded to 0.1 px, score to 4 digits, label name when known."""
         out = []

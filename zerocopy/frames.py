@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -78,4 +78,3 @@ class PreparedFrame:
     preprocess_ms: float = 0.0
     picture: Any = None
     keepalive: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)

@@ -48,10 +48,6 @@ class InferenceScheduler:
         self._next_submit = 0
         self._next_deliver = 0
 
-    @property
-    def in_flight(self) -> int:
-        return self._next_submit - self._next_deliver
-
     def submit(self, frames: Sequence[PreparedFrame]) -> None:
         """Start one batch (len == model batch; pad with repeats of the last frame if short)."""
         frames = list(frames)
