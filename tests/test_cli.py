@@ -115,6 +115,15 @@ def test_models_the_tool_cannot_feed(clips, tmp_path, capsys):
     assert "--decoder" in one_line_error(capsys)
 
 
+@pytest.mark.parametrize("option", ["--json", "--output", "--report"])
+def test_unwritable_outputs_fail_before_any_work(option, clips, tmp_path, capsys):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    assert detect_quiet(path, option, tmp_path / "missing-dir" / "out") == 1
+    assert "no such directory" in one_line_error(capsys)
+    assert detect_quiet(path, option, tmp_path) == 1
+    assert "is a directory" in one_line_error(capsys)
+
+
 def test_bad_labels_file(clips, tmp_path, capsys, face_model_path):
     path, _ = clips("h264.mp4", ClipSpec(frames=20))
     assert detect_quiet(path, "--labels", tmp_path / "labels.txt") == 1

@@ -134,7 +134,10 @@ def cmd_bench(args) -> int:
 
     from zerocopy.bench.report import markdown, plot, table
     from zerocopy.bench.runner import BenchOptions, run_bench
+    from zerocopy.sinks import check_writable
 
+    for option, target in (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)):
+        check_writable(option, target)
     opts = BenchOptions(args.input, args.paths, args.model, args.device, args.nireq, args.frames, args.warmup,
                         args.repeat, args.threshold, dict(args.ov_config))
     result = run_bench(opts, log=say)
@@ -191,7 +194,10 @@ def _progress_factory(quiet: bool):
 
 def cmd_detect(args) -> int:
     from zerocopy.detect import DetectOptions, run_detect
+    from zerocopy.sinks import check_writable
 
+    for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
+        check_writable(option, target)
     if args.json == "-":
         args.quiet = True  # stdout carries the data
     opts = DetectOptions(
