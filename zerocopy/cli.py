@@ -46,6 +46,15 @@ def _threshold(text: str) -> float:
     return v
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a default only when there is one and the help text does not already describe it."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, [], False) or "default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zerocopy",
@@ -58,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("detect", help="detect objects in videos",
                        description="Detect objects in one or more videos, frame by frame.",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=_HelpFormatter)
     d.add_argument("inputs", nargs="+", metavar="INPUT", help="video files or stream URLs")
     d.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"catalogue name ({', '.join(CATALOG)}) or an IR/ONNX/TFLite file")
@@ -91,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "A B A B so machine drift hits all alike, each run in its own process, warm-up frames "
                        "excluded. Reports medians of FPS, per-stage latency, CPU per frame, peak memory, "
                        "agreement with the software path, and the decode-only and inference-only limits.",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=_HelpFormatter)
     b.add_argument("input", metavar="INPUT", help="a video file")
     b.add_argument("--paths", type=_path_list, help="comma-separated paths (default: all that can run + baseline)")
     b.add_argument("--model", default=DEFAULT_MODEL, help="catalogue name or model file")
