@@ -126,3 +126,38 @@ def test_batched_face_model_gives_the_same_detections_as_single_frames(core, fac
         assert len(got) == len(want) >= 1
         np.testing.assert_allclose(got.xyxy, want.xyxy, atol=0.5)
         np.testing.assert_allclose(got.scores, want.scores, atol=1e-3)
+
+
+@pytest.mark.parametrize("kind", ["yolo", "detection-output"])
+def test_a_users_own_model_through_the_cli(kind, clips, tmp_path, core):
+    """An IR file with no catalogue entry: the decoder is guessed from its output shapes, names come
+    from --labels, and boxes land in source pixels."""
+    import json
+
+    from conftest import run_cli
+
+    from zerocopy.samples import ClipSpec
+
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    if kind == "yolo":  # 64x64 letterboxed input; one class-1 box centred at (32, 32), 16x8 input pixels
+        cand = np.zeros((6, 8), np.float32)  # 4 + 2 classes, 8 candidates
+        cand[:, 0] = [32, 32, 16, 8, 0.1, 0.95]
+        model, size = constant_model(64, {"out": cand[None]}), (640, 360)
+        expected = [(24 - 0) * 10, (28 - 14) * 10, (40 - 0) * 10, (36 - 14) * 10]
+    else:  # stretched: normalised box (0.25, 0.5)-(0.75, 1.0)
+        rows = np.array([[0, 1, 0.8, 0.25, 0.5, 0.75, 1.0], [-1, 0, 0, 0, 0, 0, 0]], np.float32)[None, None]
+        model, size = constant_model(64, {"out": rows}, "NCHW"), (640, 360)
+        expected = [160, 180, 480, 360]
+    path = tmp_path / f"{kind}.xml"
+    ov.save_model(model, path)
+    labels = tmp_path / "labels.txt"
+    labels.write_text("background\nwidget\n")
+    out = tmp_path / "d.jsonl"
+    assert run_cli("detect", clip, "--model", path, "--labels", labels, "--json", out, "--quiet") == 0
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(lines) == 20
+    for line in lines:
+        assert (line["width"], line["height"]) == size
+        (det,) = line["detections"]
+        assert det["name"] == "widget" and det["label"] == 1
+        np.testing.assert_allclose(det["box"], expected, atol=1.0)
