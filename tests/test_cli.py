@@ -53,7 +53,23 @@ def test_missing_file_and_directory(tmp_path, capsys, face_model_path):
     assert detect_quiet(tmp_path / "nope.mp4") == 1
     assert "no such file" in one_line_error(capsys)
     assert detect_quiet(tmp_path) == 1
-    assert "directory" in one_line_error(capsys)
+    assert "a directory with no video files" in one_line_error(capsys)
+
+
+def test_a_folder_of_clips_is_expanded(clips, tmp_path, face_model_path):
+    import shutil
+
+    p1, t1 = clips("h264.mp4", ClipSpec(frames=20))
+    p2, t2 = clips("mpeg4.mp4", ClipSpec(codec="mpeg4", frames=12))
+    folder = tmp_path / "clips"
+    folder.mkdir()
+    shutil.copy(p1, folder / "b.mp4")
+    shutil.copy(p2, folder / "a.mp4")
+    (folder / "notes.txt").write_text("not a video")
+    out = tmp_path / "d.jsonl"
+    assert detect_quiet(folder, "--json", out) == 0
+    sources = [line["source"] for line in read_jsonl(out)]
+    assert sources == [str(folder / "a.mp4")] * len(t2) + [str(folder / "b.mp4")] * len(t1)
 
 
 def test_audio_only_file_has_no_video_stream(tmp_path, capsys, face_model_path):

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("detect", help="detect objects in videos",
                        description="Detect objects in one or more videos, frame by frame.",
                        formatter_class=_HelpFormatter)
-    d.add_argument("inputs", nargs="+", metavar="INPUT", help="video files or stream URLs")
+    d.add_argument("inputs", nargs="+", metavar="INPUT", help="video files, folders of them, or stream URLs")
     d.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"catalogue name ({', '.join(CATALOG)}) or an IR/ONNX/TFLite file")
     d.add_argument("--labels", metavar="FILE", help="class names, one per line (for your own model)")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from zerocopy.errors import PathUnavailable
+from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.paths import AUTO_ORDER, PathChoice, front_for
 from zerocopy.pipeline import Pipeline, RunResult
 
@@ -40,6 +41,25 @@ class DetectRun:
     report: dict = field(default_factory=dict)
 
 
+VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".ts", ".mts", ".m2ts", ".mpg", ".mpeg",
+                  ".flv", ".wmv", ".h264", ".264", ".h265", ".265", ".hevc", ".ivf", ".y4m"}
+
+
+def expand_inputs(inputs: list[str]) -> list[str]:
+    """Folders become their video files (by suffix, sorted, not recursive); other inputs stay as given."""
+    out: list[str] = []
+    for item in inputs:
+        path = Path(item)
+        if path.is_dir():
+            videos = sorted(str(p) for p in path.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)
+            if not videos:
+                raise InputError(f"{item}: a directory with no video files ({', '.join(sorted(VIDEO_SUFFIXES))})")
+            out += videos
+        else:
+            out.append(item)
+    return out
+
+
 def _sinks(opts: DetectOptions, labels):
     from zerocopy.sinks.jsonl import JsonlSink
     from zerocopy.sinks.video import VideoSink
@@ -58,6 +78,7 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
     from zerocopy.probe import gather, refusals
     from zerocopy.sinks.report import build_report, write_report
 
+    opts.inputs = expand_inputs(opts.inputs)
     core = make_core(cache_dir() / "ov-cache")
     spec = resolve_spec(opts.model, opts.labels, opts.decoder, opts.resize, core=core)
     candidates = AUTO_ORDER if opts.path == "auto" else (opts.path,)
