@@ -203,10 +203,10 @@ class WrappedModel:
 def default_config(device: str) -> dict[str, Any]:
     """THROUGHPUT everywhere; on the CPU, inference gets at most half the cores.
 
-    On the CPU, decoding and inference share the cores. Measured on 2 cores with BlazeFace over
-    1080p H.264, THROUGHPUT's two stream threads cost about 1 ms of CPU per frame, mostly waking
-    and spinning, against 0.5 ms for one thread, and slowed FFmpeg's own threads; one inference
-    thread also gave more FPS. Override with `--ov-config INFERENCE_NUM_THREADS=…` for big models.
+    On the CPU, decoding and inference share the cores. Measured on 2 cores with BlazeFace over a
+    1080p H.264 clip, the whole pipeline took 2.0 ms of CPU per frame with one inference thread
+    against 3.3 ms with THROUGHPUT's two stream threads (which mostly wake and spin); FPS was level
+    within noise. Override with `--ov-config INFERENCE_NUM_THREADS=…` for big models.
     """
     cfg: dict[str, Any] = {"PERFORMANCE_HINT": "THROUGHPUT"}
     if device.split(".")[0] == "CPU":

@@ -8,6 +8,7 @@ video's. The colour transform to BT.601 limited range runs after the resize, on 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 
 import av
@@ -64,6 +65,7 @@ class _Plan:
     y_half: _Taps | None = None  # luma at chroma resolution, for a non-identity colour transform
 
 
+@lru_cache(maxsize=64)
 def _layout_of(fmt: str) -> tuple[str, int, bool] | None:
     """(layout, bits, swap_uv) for formats read directly; None for formats to convert first."""
     if m := _PLANAR.match(fmt):
@@ -145,10 +147,9 @@ class PlaneResizer:
             mid = float(1 << (bits - 1))
             cb = np.full((g.content_h // 2, g.content_w // 2), mid, np.float32)
             cr = cb.copy()
-        else:
-            uv_src = planes[1] if plan.layout == "semi" else None
-            cb = plan.cb.apply(uv_src if uv_src is not None else planes[1])
-            cr = plan.cr.apply(uv_src if uv_src is not None else planes[2])
+        else:  # semi-planar: both chroma tap sets read the one interleaved plane
+            cb = plan.cb.apply(planes[1])
+            cr = plan.cr.apply(planes[1] if plan.layout == "semi" else planes[2])
         _to_bt601(y, plan.y_half.apply(planes[0]) if plan.y_half else None, cb, cr, plan.colour)
         if self._buffers:
             y_out, uv_out = self._buffers[self._next]
@@ -178,10 +179,9 @@ def _to_bt601(y: np.ndarray, y_half: np.ndarray | None, cb: np.ndarray, cr: np.n
         m, off = t.matrix, t.offset
         h, w = y.shape  # even: Geometry keeps the content size even
         blocks = y.reshape(h // 2, 2, w // 2, 2)
-        y_mean = y_half
         chroma_in_luma = m[0, 1] * cb + m[0, 2] * cr + off[0]
-        cb_new = m[1, 0] * y_mean + m[1, 1] * cb + m[1, 2] * cr + off[1]
-        cr[...] = m[2, 0] * y_mean + m[2, 1] * cb + m[2, 2] * cr + off[2]
+        cb_new = m[1, 0] * y_half + m[1, 1] * cb + m[1, 2] * cr + off[1]
+        cr[...] = m[2, 0] * y_half + m[2, 1] * cb + m[2, 2] * cr + off[2]
         cb[...] = cb_new
         y *= m[0, 0]
         blocks += chroma_in_luma[:, None, :, None]
