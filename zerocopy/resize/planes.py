@@ -8,8 +8,8 @@ video's. The colour transform to BT.601 limited range runs after the resize, on 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 
 import av
 import numpy as np
