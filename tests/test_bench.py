@@ -6,6 +6,7 @@ import pytest
 from conftest import run_cli
 from PIL import Image
 
+from zerocopy.budget import decode_threads
 from zerocopy.samples import ClipSpec
 
 PATH_KEYS = {"fps", "cpu_ms_per_frame", "cpu_percent", "peak_rss_mb", "stages", "agreement", "pipeline_efficiency"}
@@ -39,6 +40,9 @@ def test_bench_json_has_the_promised_shape(bench_run):
     assert r["paths"]["baseline"]["agreement"]["reference"] == "software"
     assert r["paths"]["baseline"]["agreement"]["matched_share"] >= 0.9
     assert r["limits"]["decode_only_fps"] > 0 and r["limits"]["inference_only_fps"] > 0
+    assert r["limits"]["decode_threads"] == r["settings"]["decode_threads"] == decode_threads()
+    if decode_threads() != 0:  # the contrast: FFmpeg left to use every core
+        assert r["limits"]["decode_all_cores_fps"] > 0
     for why in r["unavailable"].values():
         assert why  # a reason, never silently dropped
     assert r["input"]["width"] == 1280 and r["input"]["codec"] == "h264"

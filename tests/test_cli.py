@@ -86,7 +86,7 @@ def test_audio_only_file_has_no_video_stream(tmp_path, capsys, face_model_path):
 
 @pytest.mark.parametrize("args", [
     ["--threshold", "2"], ["--threshold", "x"], ["--nireq", "0"], ["--batch", "-1"], ["--path", "gpu"],
-    ["--max-frames", "0"],
+    ["--max-frames", "0"], ["--decode-threads", "-1"], ["--decode-threads", "x"],
 ])
 def test_usage_errors_exit_2(args, clips, capsys):
     path, _ = clips("h264.mp4", ClipSpec(frames=20))

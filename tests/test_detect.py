@@ -137,11 +137,13 @@ def test_other_catalogue_models(model, clips, tmp_path):
 
 
 @pytest.mark.timeout(120)
-def test_stopping_mid_stream_frees_a_frame_threaded_decoder_cleanly(clips, tmp_path, face_model_path):
-    """Stopping early leaves FFmpeg's frame threads mid-work; freeing them while PyAV's log callback is
-    installed once deadlocked under load. The decoder is drained first: this must return, every time."""
+@pytest.mark.parametrize("threads", ["3", "1"])
+def test_stopping_mid_stream_frees_the_decoder_cleanly(threads, clips, tmp_path, face_model_path):
+    """Stopping early leaves the read-ahead thread (and FFmpeg's frame threads) mid-work; freeing a
+    frame-threaded decoder while PyAV's log callback is installed once deadlocked under load. The
+    read-ahead thread is stopped and the decoder drained first: this must return, every time."""
     path, _ = clips("hd-for-stop.mp4", ClipSpec(width=1920, height=1080, frames=40, noise=4.0, pan=True))
     for i in range(6):
         out = tmp_path / f"d{i}.jsonl"
-        assert detect(path, out, "--max-frames", str(3 + i)) == 0
+        assert detect(path, out, "--max-frames", str(3 + i), "--decode-threads", threads) == 0
         assert len(read_jsonl(out)) == 3 + i

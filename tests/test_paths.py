@@ -6,6 +6,7 @@ import json
 import pytest
 from conftest import run_cli
 
+from zerocopy.budget import decode_threads
 from zerocopy.probe import Facts, gather, refusals, verdicts
 from zerocopy.samples import ClipSpec
 
@@ -36,6 +37,7 @@ def test_auto_ends_on_software_and_names_each_refusal(clips, tmp_path, face_mode
     for stage in ("decode", "preprocess", "inference", "postprocess"):
         assert r["stages"][stage]["mean_ms"] > 0
     assert r["cpu"]["ms_per_frame"] > 0 and r["peak_rss_mb"] > 0
+    assert r["decode_threads"] == decode_threads()
     assert "path: software (zero-copy refused:" in capsys.readouterr().err
 
 

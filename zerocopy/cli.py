@@ -32,6 +32,20 @@ def _positive(kind):
     return parse
 
 
+def _threads(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be ≥ 0, got {text}")
+    return v
+
+
+_DECODE_THREADS_HELP = ("FFmpeg threads for CPU decoding; 0 lets FFmpeg use every core (more FPS on heavy video, "
+                        "more CPU per frame). Default: the cores inference does not use (1 on 2 cores)")
+
+
 def _key_value(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
@@ -87,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--ov-config", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
                    help="an OpenVINO property for compiling (repeatable), e.g. INFERENCE_NUM_THREADS=4; "
                    "default: PERFORMANCE_HINT=THROUGHPUT, and on the CPU half the cores for inference")
+    d.add_argument("--decode-threads", type=_threads, metavar="N", help=_DECODE_THREADS_HELP)
     d.add_argument("--batch", type=_positive(int), default=1, help="frames per inference request")
     d.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
     d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
@@ -108,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--nireq", type=_positive(int), help="requests in flight (default: the device's optimum, ≥ 2)")
     b.add_argument("--ov-config", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
                    help="an OpenVINO property for compiling (repeatable)")
+    b.add_argument("--decode-threads", type=_threads, metavar="N", help=_DECODE_THREADS_HELP)
     b.add_argument("--frames", type=_positive(int), default=300, help="measured frames per run")
     b.add_argument("--warmup", type=_positive(int), default=30, help="frames run before measuring")
     b.add_argument("--repeat", type=_positive(int), default=3, help="runs per path (medians are reported)")
@@ -148,7 +164,7 @@ def cmd_bench(args) -> int:
     for option, target in (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)):
         check_writable(option, target)
     opts = BenchOptions(args.input, args.paths, args.model, args.device, args.nireq, args.frames, args.warmup,
-                        args.repeat, args.threshold, dict(args.ov_config))
+                        args.repeat, args.threshold, dict(args.ov_config), args.decode_threads)
     result = run_bench(opts, log=say)
     print(table(result))
     if args.json:
@@ -214,7 +230,7 @@ def cmd_detect(args) -> int:
         path=args.path, device=args.device, va_device=args.va_device, nireq=args.nireq, batch=args.batch,
         threshold=args.threshold, json=args.json, output=args.output, report=args.report,
         max_frames=args.max_frames, quiet=args.quiet, progress=_progress_factory(args.quiet),
-        ov_config=dict(args.ov_config))
+        ov_config=dict(args.ov_config), decode_threads=args.decode_threads)
     run = run_detect(opts, say)
     report, result = run.report, run.result
     if run.choice.refused and not args.quiet:

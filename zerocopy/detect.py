@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zerocopy.budget import decode_threads
 from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.paths import AUTO_ORDER, PathChoice, front_for
 from zerocopy.pipeline import Pipeline, RunResult
@@ -31,6 +32,7 @@ class DetectOptions:
     quiet: bool = False
     progress: Callable | None = None
     ov_config: dict[str, str] = field(default_factory=dict)
+    decode_threads: int | None = None
 
 
 @dataclass
@@ -98,7 +100,7 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
             model = WrappedModel(core, spec, front.input_kind, opts.batch, front.memory_type)
             pipeline = Pipeline(model, front, device, opts.nireq, opts.threshold, _sinks(opts, spec.labels),
                                 keep_pictures=bool(opts.output), va_device=opts.va_device, progress=opts.progress,
-                                config=opts.ov_config)
+                                config=opts.ov_config, decode_threads=opts.decode_threads)
             result = pipeline.run(opts.inputs, opts.max_frames)
         except PathUnavailable as e:
             refused.update(e.reasons)
@@ -110,7 +112,8 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
             continue
         choice = PathChoice(name, PathUnavailable(refused).joined())
         run = DetectRun(result, choice, pipeline)
-        run.report = build_report(result, choice, model, pipeline.nireq)
+        threads = decode_threads(opts.decode_threads) if name == "software" else None
+        run.report = build_report(result, choice, model, pipeline.nireq, threads)
         if opts.report:
             write_report(run.report, opts.report)
         return run

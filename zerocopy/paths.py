@@ -44,6 +44,7 @@ class OpenRequest:
     inflight: int = 8  # frames that in-flight requests may hold at once (sizes the VA surface pools)
     va_device: str | None = None
     core: Any = None
+    decode_threads: int | None = None  # FFmpeg threads for CPU decoding (None: budget.decode_threads)
 
 
 class FrameStream(Protocol):
@@ -127,7 +128,7 @@ class _HostFront:
 
 
 class SoftwareFront(_HostFront):
-    """FFmpeg decode on the CPU (threaded) → bilinear resize of the planes → host NV12."""
+    """FFmpeg decode on the CPU (on its own thread) → bilinear resize of the planes → host NV12."""
 
     name = "software"
     input_kind = "nv12"
@@ -144,7 +145,7 @@ class SoftwareFront(_HostFront):
             y, uv, g = resizer(frame)
             return {y_name: y, uv_name: uv}, g, None, frame if req.keep_pictures else None
 
-        return _Stream(PyAVDecoder(source), prepare)
+        return _Stream(PyAVDecoder.on_cpu(source, req.decode_threads), prepare)
 
 
 class BaselineFront(_HostFront):

@@ -71,11 +71,13 @@ class Pipeline:
 
     def __init__(self, model: WrappedModel, front: Front, device: str, nireq: int | None, threshold: float,
                  sinks: Sequence[Sink], keep_pictures: bool = False, va_device: str | None = None,
-                 progress: Callable[[str, int | None], object] | None = None, config: dict | None = None):
+                 progress: Callable[[str, int | None], object] | None = None, config: dict | None = None,
+                 decode_threads: int | None = None):
         self.model, self.front, self.device, self.threshold = model, front, device, threshold
         self.requested_nireq = nireq
         self.sinks = list(sinks)
         self.keep_pictures, self.va_device = keep_pictures, va_device
+        self.decode_threads = decode_threads  # CPU decoding (None: budget.decode_threads)
         self.progress = progress
         self.config = config  # OpenVINO properties over the defaults
         self.stages = StageTimes()
@@ -95,7 +97,7 @@ class Pipeline:
         batch = self.model.batch
         req = OpenRequest(self.model.input_names, self.model.width, self.model.height, self.model.spec.resize,
                           self.keep_pictures, batch=batch, inflight=self.planned_nireq * batch + batch + 2,
-                          va_device=self.va_device, core=self.model.core)
+                          va_device=self.va_device, core=self.model.core, decode_threads=self.decode_threads)
         return self.front.open(source, req)
 
     def _activate(self, stream: FrameStream) -> InferenceScheduler:

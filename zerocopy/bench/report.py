@@ -24,6 +24,17 @@ HEADER = ["path", "FPS", "CPU ms/frame", "CPU %", "decode ms", "preprocess ms", 
           "peak RSS MB", "agreement", "efficiency"]
 
 
+def _limits_line(lim: dict) -> str:
+    threads = lim.get("decode_threads")
+    how = "FFmpeg's own threading" if threads == 0 else f"{threads} thread{'s' * (threads != 1)}, as software decodes"
+    text = (f"decode only {lim['decode_only_fps']} fps ({how}; {lim['decode_only_cpu_ms_per_frame']} ms CPU/frame), "
+            f"inference only {lim['inference_only_fps']} fps")
+    if lim.get("decode_all_cores_fps"):
+        text += (f"; decode with FFmpeg's own threading: {lim['decode_all_cores_fps']} fps "
+                 f"({lim['decode_all_cores_cpu_ms_per_frame']} ms CPU/frame)")
+    return text
+
+
 def table(result: dict) -> str:
     rows = [HEADER] + _rows(result)
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
@@ -32,8 +43,8 @@ def table(result: dict) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     lim = result["limits"]
     lines.append("")
-    lines.append(f"limits: decode only {lim['decode_only_fps']} fps ({lim['decode_only_cpu_ms_per_frame']} ms "
-                 f"CPU/frame), inference only {lim['inference_only_fps']} fps; efficiency = FPS / the slower limit")
+    lines.append(f"limits: {_limits_line(lim)}")
+    lines.append("efficiency = FPS / the slower of decode only (as software decodes) and inference only")
     for name, why in result["unavailable"].items():
         lines.append(f"{name}: unavailable: {why}")
     if "baseline" in result["paths"]:
@@ -50,7 +61,7 @@ def markdown(result: dict) -> str:
     out += ["| " + " | ".join(r) + " |" for r in _rows(result)]
     lim, inp, m = result["limits"], result["input"], result["machine"]
     out.append("")
-    out.append(f"Limits: decode only {lim['decode_only_fps']} FPS, inference only {lim['inference_only_fps']} FPS. "
+    out.append(f"Limits: {_limits_line(lim)}. "
                f"Input: {inp['codec']} {inp['width']}×{inp['height']}. Machine: {m['cpu']}, {m['cores']} cores. "
                f"Medians of {result['settings']['repeat']} interleaved runs.")
     for name, why in result["unavailable"].items():

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zerocopy.agreement import compare_runs
+from zerocopy.budget import decode_threads
 from zerocopy.errors import InputError
 from zerocopy.paths import AUTO_ORDER
 
@@ -32,6 +33,7 @@ class BenchOptions:
     repeat: int = 3
     threshold: float = 0.5
     ov_config: dict[str, str] = field(default_factory=dict)
+    decode_threads: int | None = None
 
 
 def _worker(args: dict) -> dict:
@@ -104,18 +106,24 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         log(f"the input has {info['frames']} frames; measuring the {max(0, info['frames'] - opts.warmup)} "
             f"after the {opts.warmup} warm-up frames")
     paths, unavailable = plan_paths(opts)
+    threads = decode_threads(opts.decode_threads)
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
-              "frames": opts.frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config}
+              "frames": opts.frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config,
+              "decode_threads": threads}
     runs: dict[str, list[dict]] = {p: [] for p in paths}
+    # "decode": as the software path decodes; "decode-all-cores": FFmpeg's own threading, for contrast
     limits: dict[str, list[dict]] = {"decode": [], "inference": []}
+    if threads != 0:
+        limits["decode-all-cores"] = []
     with tempfile.TemporaryDirectory(prefix="zerocopy-bench-") as tmp:
         detections: dict[str, Path] = {}
-        total = opts.repeat * (len(paths) + 2)
+        total = opts.repeat * (len(paths) + len(limits))
         done = 0
         for rep in range(opts.repeat):
-            for name in list(paths) + ["decode", "inference"]:
+            for name in list(paths) + list(limits):
                 if name in limits:
-                    out = _worker({**common, "kind": name})
+                    kind, extra = ("decode", {"decode_threads": 0}) if name == "decode-all-cores" else (name, {})
+                    out = _worker({**common, "kind": kind, **extra})
                     if "error" not in out:
                         limits[name].append(out)
                 else:
@@ -145,7 +153,11 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         "decode_only_fps": _median(limits["decode"], "fps"),
         "decode_only_cpu_ms_per_frame": _median(limits["decode"], "cpu_ms_per_frame"),
         "inference_only_fps": _median(limits["inference"], "fps"),
+        "decode_threads": threads,
     }
+    if "decode-all-cores" in limits:
+        lim["decode_all_cores_fps"] = _median(limits["decode-all-cores"], "fps")
+        lim["decode_all_cores_cpu_ms_per_frame"] = _median(limits["decode-all-cores"], "cpu_ms_per_frame")
     bounds = [v for v in (lim["decode_only_fps"], lim["inference_only_fps"]) if v]
     bound = min(bounds) if bounds else None
     for entry in result_paths.values():
@@ -155,7 +167,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         "input": info,
         "settings": {"model": opts.model, "device": opts.device, "nireq": opts.nireq, "frames": opts.frames,
                      "warmup": opts.warmup, "repeat": opts.repeat, "order": "interleaved",
-                     "ov_config": opts.ov_config},
+                     "ov_config": opts.ov_config, "decode_threads": threads},
         "paths": result_paths,
         "unavailable": unavailable,
         "limits": lim,

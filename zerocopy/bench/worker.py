@@ -59,7 +59,7 @@ def run_path(args: dict) -> dict:
     meter = MeterSink(args["warmup"])
     sinks = [meter, JsonlSink(args["jsonl"], spec.labels)]
     pipeline = Pipeline(model, front, device, args.get("nireq"), args["threshold"], sinks,
-                        config=args.get("ov_config"))
+                        config=args.get("ov_config"), decode_threads=args.get("decode_threads"))
     try:
         result = pipeline.run([args["input"]], args["warmup"] + args["frames"])
     except PathUnavailable as e:
@@ -81,10 +81,11 @@ def run_path(args: dict) -> dict:
 
 
 def run_decode_only(args: dict) -> dict:
-    """The source decoded as the software path decodes it, nothing else."""
+    """The source decoded as the software path decodes it (the same threads, on its own thread),
+    nothing else."""
     from zerocopy.decode.pyav import PyAVDecoder
 
-    dec = PyAVDecoder(args["input"])
+    dec = PyAVDecoder.on_cpu(args["input"], args.get("decode_threads"))
     n, t0, c0 = 0, 0.0, 0.0
     for n, _ in enumerate(dec.frames(), start=1):
         if n == args["warmup"]:

@@ -10,8 +10,12 @@ from pathlib import Path
 import av
 import av.logging
 
+from zerocopy.budget import decode_threads
 from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.readahead import ReadAhead
 from zerocopy.errors import InputError
+
+READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 
 
 def describe_av_error(e: BaseException) -> str:
@@ -100,21 +104,31 @@ def open_input(path: str | Path, **kwargs) -> av.container.InputContainer:
 class PyAVDecoder:
     """Iterates `(frame, decode_ms, pts)` from the first video stream; reading errors go to `damage`.
 
-    Without `hwaccel` it decodes on the CPU with frame threading. With a VA-API `HWAccel`
-    (`is_hw_owned=True`) frames stay on the GPU; `extra_hw_frames` grows the decoder's fixed
-    surface pool by the frames that in-flight requests and queues hold.
+    Without `hwaccel` it decodes on the CPU with `threads` FFmpeg threads (0: FFmpeg's choice),
+    and with `read_ahead` > 0 on a thread of its own, that many frames ahead of the consumer.
+    With a VA-API `HWAccel` (`is_hw_owned=True`) frames stay on the GPU; `extra_hw_frames` grows
+    the decoder's fixed surface pool by the frames that in-flight requests and queues hold.
     """
 
-    def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0):
+    def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0, threads: int = 0,
+                 read_ahead: int = 0):
         self.path = str(path)
         self.container = open_input(path, hwaccel=hwaccel) if hwaccel is not None else open_input(path)
         self.stream = self.container.streams.video[0]
         if hwaccel is None:
             self.stream.thread_type = "AUTO"
+            self.stream.codec_context.thread_count = threads
         elif extra_hw_frames:
             self.stream.codec_context.options = {"extra_hw_frames": str(extra_hw_frames)}
+        self.read_ahead = read_ahead
         self.damage = DamageReport()
         self._log = FFmpegLogCapture(self.damage)
+        self._ahead: ReadAhead | None = None
+
+    @classmethod
+    def on_cpu(cls, path: str | Path, threads: int | None = None) -> PyAVDecoder:
+        """The software path's decoder: the cores `budget.decode_threads` gives it, on its own thread."""
+        return cls(path, threads=decode_threads(threads), read_ahead=READ_AHEAD)
 
     @property
     def expected_frames(self) -> int | None:
@@ -129,9 +143,19 @@ class PyAVDecoder:
         """`(frame, decode_ms, pts_seconds)` in decode order."""
         self._log.start()
         try:
-            yield from self._frames()
+            if self.read_ahead:
+                self._ahead = ReadAhead(self._frames(), self.read_ahead, name="zerocopy-decode")
+                yield from self._ahead
+            else:
+                yield from self._frames()
         finally:
+            self._stop_read_ahead()
             self._log.stop()
+
+    def _stop_read_ahead(self) -> None:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.close()
 
     def _frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
         codec = self.stream.codec_context
@@ -159,6 +183,7 @@ class PyAVDecoder:
                 break
 
     def close(self) -> None:
+        self._stop_read_ahead()  # from here on only this thread drives the codec
         if self._log.active:  # stopped mid-stream: let the decoder's threads finish first
             with suppress(av.FFmpegError):
                 self.stream.codec_context.decode(None)

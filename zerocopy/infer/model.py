@@ -7,7 +7,6 @@ memory the planes live in differs.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -15,6 +14,7 @@ from typing import Any, Literal
 import openvino as ov
 from openvino.preprocess import ColorFormat, PrePostProcessor
 
+from zerocopy.budget import inference_threads
 from zerocopy.catalog import CATALOG, CatalogEntry
 from zerocopy.errors import ModelError
 from zerocopy.outputs import OutputDecoder, guess_decoder, make_decoder
@@ -210,7 +210,7 @@ def default_config(device: str) -> dict[str, Any]:
     """
     cfg: dict[str, Any] = {"PERFORMANCE_HINT": "THROUGHPUT"}
     if device.split(".")[0] == "CPU":
-        cfg["INFERENCE_NUM_THREADS"] = str(max(1, (os.cpu_count() or 2) // 2))
+        cfg["INFERENCE_NUM_THREADS"] = str(inference_threads())
     return cfg
 
 

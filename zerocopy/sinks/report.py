@@ -16,7 +16,9 @@ from zerocopy.pipeline import RunResult
 from zerocopy.stats import cpu_name, peak_rss_mb
 
 
-def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nireq: int) -> dict:
+def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nireq: int,
+                 decode_threads: int | None = None) -> dict:
+    """`decode_threads`: FFmpeg's threads when the path decodes on the CPU (0: FFmpeg's choice)."""
     frames = result.frames
     wall, cpu = result.clock.wall, result.clock.cpu
     spec = model.spec
@@ -35,6 +37,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nir
         },
         "nireq": nireq,
         "batch": model.batch,
+        "decode_threads": decode_threads,
         "frames": frames,
         "detections": result.detections,
         "setup_s": round(result.setup_s, 3),

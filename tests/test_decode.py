@@ -1,0 +1,114 @@
+"""CPU decoding: the read-ahead thread, the thread budget, and that neither changes a pixel."""
+
+import threading
+import time
+import zlib
+
+import pytest
+
+from zerocopy.budget import decode_threads, inference_threads, usable_cores
+from zerocopy.decode.pyav import PyAVDecoder
+from zerocopy.decode.readahead import ReadAhead
+from zerocopy.samples import ClipSpec
+
+
+def _counting(n, produced, fail_at=None, finished=None):
+    try:
+        for i in range(n):
+            if i == fail_at:
+                raise RuntimeError(f"broken at {i}")
+            produced.append(i)
+            yield i
+    finally:
+        if finished is not None:
+            finished.append(threading.current_thread().name)
+
+
+def test_read_ahead_yields_everything_in_order():
+    produced: list[int] = []
+    ahead = ReadAhead(_counting(200, produced), depth=3)
+    assert list(ahead) == list(range(200))
+    ahead.close()
+    assert not ahead.running
+
+
+def test_read_ahead_raises_the_sources_error_after_the_items_before_it():
+    ahead = ReadAhead(_counting(10, [], fail_at=6), depth=2)
+    got = []
+    with pytest.raises(RuntimeError, match="broken at 6"):
+        for item in ahead:
+            got.append(item)
+    assert got == [0, 1, 2, 3, 4, 5]
+    ahead.close()
+
+
+def test_read_ahead_stays_within_its_depth_and_stops_on_close():
+    produced: list[int] = []
+    finished: list[str] = []
+    ahead = ReadAhead(_counting(10_000, produced, finished=finished), depth=4, name="test-read-ahead")
+    it = iter(ahead)
+    assert next(it) == 0
+    time.sleep(0.3)  # ample time to run ahead, if it would
+    assert len(produced) <= 1 + 4 + 1  # the one taken, a full queue, one waiting to be put
+    ahead.close()
+    assert not ahead.running
+    assert finished == ["test-read-ahead"]  # the source was closed, on its own thread
+    assert len(produced) < 10_000
+
+
+def test_read_ahead_refuses_a_depth_below_one():
+    with pytest.raises(ValueError):
+        ReadAhead(iter([]), depth=0)
+
+
+def test_thread_budget_splits_the_cores():
+    cores = usable_cores()
+    assert inference_threads() == max(1, cores // 2)
+    assert decode_threads() == max(1, cores - inference_threads())
+    assert decode_threads(0) == 0 and decode_threads(3) == 3
+    with pytest.raises(ValueError):
+        decode_threads(-1)
+
+
+def _checksums(decoder: PyAVDecoder) -> list[int]:
+    out = []
+    for frame, _ms, _pts in decoder.frames():
+        out.append(zlib.crc32(b"".join(bytes(p) for p in frame.planes)))
+    decoder.close()
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 0, 3])
+def test_read_ahead_decoding_gives_the_same_pixels(clips, threads):
+    path, _ = clips("decode-parity.mp4", ClipSpec(width=640, height=360, frames=30, noise=3.0, pan=True))
+    inline = _checksums(PyAVDecoder(path, threads=1))
+    assert len(inline) == 30
+    assert _checksums(PyAVDecoder(path, threads=threads, read_ahead=4)) == inline
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("threads", [1, 3])
+def test_closing_the_decoder_mid_stream_stops_the_read_ahead_first(clips, threads):
+    """The codec must never be driven from two threads: closing while the read-ahead thread is still
+    decoding crashed the process before `close()` stopped that thread first."""
+    path, _ = clips("decode-close.mp4", ClipSpec(width=1280, height=720, frames=40))
+    for stop_after in (1, 2, 5, 9):
+        dec = PyAVDecoder(path, threads=threads, read_ahead=4)
+        frames = dec.frames()
+        for _ in range(stop_after):
+            next(frames)
+        dec.close()  # as `_Stream.close()` does: the decoder first, then the generator
+        frames.close()
+        assert dec._ahead is None
+    assert not [t for t in threading.enumerate() if t.name == "zerocopy-decode"]
+
+
+def test_on_cpu_uses_the_budget(clips):
+    path, _ = clips("decode-parity.mp4", ClipSpec(width=640, height=360, frames=30, noise=3.0, pan=True))
+    dec = PyAVDecoder.on_cpu(path)
+    assert dec.stream.codec_context.thread_count == decode_threads()
+    assert dec.read_ahead > 0
+    dec.close()
+    dec = PyAVDecoder.on_cpu(path, 0)
+    assert dec.stream.codec_context.thread_count == 0
+    dec.close()
