@@ -36,6 +36,10 @@ def test_bench_json_has_the_promised_shape(bench_run):
             assert {"mean_ms", "p50_ms", "p95_ms"} <= set(p["stages"][stage])
             assert p["stages"][stage]["p95_ms"] >= p["stages"][stage]["p50_ms"] >= 0
         assert p["repeats"] == 2
+        by_thread = p["cpu_ms_per_frame_by_thread"]  # where the CPU went: /proc, per thread
+        assert set(by_thread) == {"decoding", "main", "other"}
+        assert by_thread["decoding"] > 0 and by_thread["main"] > 0
+        assert sum(by_thread.values()) <= p["cpu_ms_per_frame"] * 1.2 + 0.5
     assert r["paths"]["software"]["agreement"]["reference"] == "baseline"
     assert r["paths"]["baseline"]["agreement"]["reference"] == "software"
     assert r["paths"]["baseline"]["agreement"]["matched_share"] >= 0.9

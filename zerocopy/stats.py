@@ -36,6 +36,55 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
+DECODER_THREAD_NAME = "zc-decode"  # the OS name of the read-ahead thread (top and /proc show it)
+
+
+def thread_cpu_seconds() -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of this process's live threads: `{tid: (kind, seconds)}`. Kinds:
+    `decoding` (FFmpeg's `av:…` threads and the read-ahead thread), `main` (the Python main thread),
+    `other` (OpenVINO's and OpenCV's workers, callbacks). Empty where /proc is missing."""
+    tick = os.sysconf("SC_CLK_TCK")
+    pid = os.getpid()
+    out: dict[int, tuple[str, float]] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue  # ended meanwhile
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
+        kind = ("main" if int(tid) == pid
+                else "decoding" if name.startswith(("av:", DECODER_THREAD_NAME)) else "other")
+        out[int(tid)] = (kind, (int(fields[11]) + int(fields[12])) / tick)  # utime + stime
+    return out
+
+
+def cpu_by_thread_kind(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
+                       frames: int) -> dict[str, float]:
+    """ms of CPU per frame by thread kind between two `thread_cpu_seconds()` samples (threads that
+    ended in between are missing; their share stays in the process total)."""
+    totals = {"decoding": 0.0, "main": 0.0, "other": 0.0}
+    for tid, (kind, seconds) in after.items():
+        totals[kind] += seconds - before.get(tid, (kind, 0.0))[1]
+    return {k: round(1e3 * v / frames, 3) for k, v in totals.items()} if frames and after else {}
+
+
+def name_this_thread(name: str) -> None:
+    """Give the calling thread an OS-level name (Linux; at most 15 bytes), as `top -H` shows."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
 @dataclass
 class RunClock:
     """Wall and process-CPU time from construction to `stop()`."""

@@ -24,6 +24,11 @@ HEADER = ["path", "FPS", "CPU ms/frame", "CPU %", "decode ms", "preprocess ms", 
           "peak RSS MB", "agreement", "efficiency"]
 
 
+def _by_thread(cpu: dict) -> str:
+    labels = {"decoding": "decoding", "main": "Python main thread", "other": "inference and other workers"}
+    return ", ".join(f"{labels.get(k, k)} {v:.2f}" for k, v in cpu.items())
+
+
 def _limits_line(lim: dict) -> str:
     threads = lim.get("decode_threads")
     how = "FFmpeg's own threading" if threads == 0 else f"{threads} thread{'s' * (threads != 1)}, as software decodes"
@@ -45,6 +50,9 @@ def table(result: dict) -> str:
     lines.append("")
     lines.append(f"limits: {_limits_line(lim)}")
     lines.append("efficiency = FPS / the slower of decode only (as software decodes) and inference only")
+    for name, r in result["paths"].items():
+        if r.get("cpu_ms_per_frame_by_thread"):
+            lines.append(f"{name}: CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")
     for name, why in result["unavailable"].items():
         lines.append(f"{name}: unavailable: {why}")
     if "baseline" in result["paths"]:
@@ -64,6 +72,9 @@ def markdown(result: dict) -> str:
     out.append(f"Limits: {_limits_line(lim)}. "
                f"Input: {inp['codec']} {inp['width']}×{inp['height']}. Machine: {m['cpu']}, {m['cores']} cores. "
                f"Medians of {result['settings']['repeat']} interleaved runs.")
+    for name, r in result["paths"].items():
+        if r.get("cpu_ms_per_frame_by_thread"):
+            out.append(f"- `{name}` CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")
     for name, why in result["unavailable"].items():
         out.append(f"- `{name}`: unavailable: {why}")
     return "\n".join(out) + "\n"

@@ -55,6 +55,10 @@ def _median_stats(runs: list[dict]) -> dict:
                 for stat in runs[0]["stages"][stage]}
         for stage in runs[0]["stages"]
     }
+    by_thread = [r["cpu_ms_per_frame_by_thread"] for r in runs if r.get("cpu_ms_per_frame_by_thread")]
+    if by_thread:
+        out["cpu_ms_per_frame_by_thread"] = {k: round(statistics.median(b[k] for b in by_thread), 3)
+                                             for k in by_thread[0]}
     out["device"], out["nireq"], out["repeats"] = runs[0]["device"], runs[0]["nireq"], len(runs)
     out["runs_fps"] = [r["fps"] for r in runs]
     return out

@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from zerocopy.stats import STAGES, peak_rss_mb, summarise
+from zerocopy.stats import STAGES, cpu_by_thread_kind, peak_rss_mb, summarise, thread_cpu_seconds
 
 
 def _cpu() -> float:
@@ -20,11 +20,18 @@ def _cpu() -> float:
 
 
 class MeterSink:
-    """Starts the clock when the warm-up frames are out, stops it at the last frame."""
+    """Starts the clock when the warm-up frames are out, stops it at the last frame; samples the CPU
+    time of each thread at the start, every `THREADS_EVERY` frames and at the `frames`-th measured
+    frame (sampled while the threads live: they end with the input)."""
 
-    def __init__(self, warmup: int):
-        self.warmup, self.count = warmup, 0
+    THREADS_EVERY = 50
+
+    def __init__(self, warmup: int, frames: int = 0):
+        self.warmup, self.frames, self.count = warmup, frames, 0
         self.t0 = self.c0 = self.t1 = self.c1 = 0.0
+        self.threads0: dict = {}
+        self.threads1: dict = {}
+        self.threads_frames = 0
 
     def begin(self, source, rate):
         pass
@@ -34,7 +41,14 @@ class MeterSink:
         now, cpu = time.perf_counter(), _cpu()
         if self.count == self.warmup:
             self.t0, self.c0 = now, cpu
+            self.threads0 = thread_cpu_seconds()
+        elif self.count > self.warmup and ((self.count - self.warmup) % self.THREADS_EVERY == 0
+                                           or self.count - self.warmup == self.frames):
+            self.threads1, self.threads_frames = thread_cpu_seconds(), self.count - self.warmup
         self.t1, self.c1 = now, cpu
+
+    def cpu_by_thread(self) -> dict[str, float]:
+        return cpu_by_thread_kind(self.threads0, self.threads1, self.threads_frames)
 
     def end(self):
         pass
@@ -56,7 +70,7 @@ def run_path(args: dict) -> dict:
     front = front_for(args["path"])
     device = pick_device(core, args["device"], front.devices)
     model = WrappedModel(core, spec, front.input_kind, 1, front.memory_type)
-    meter = MeterSink(args["warmup"])
+    meter = MeterSink(args["warmup"], args["frames"])
     sinks = [meter, JsonlSink(args["jsonl"], spec.labels)]
     pipeline = Pipeline(model, front, device, args.get("nireq"), args["threshold"], sinks,
                         config=args.get("ov_config"), decode_threads=args.get("decode_threads"))
@@ -73,6 +87,7 @@ def run_path(args: dict) -> dict:
         "cpu_ms_per_frame": round(1e3 * cpu / measured, 3) if measured else 0.0,
         "cpu_percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,
         "peak_rss_mb": peak_rss_mb(),
+        "cpu_ms_per_frame_by_thread": meter.cpu_by_thread(),
         "stages": {s: stages[s] for s in STAGES},
         "device": model.device,
         "nireq": pipeline.nireq,
@@ -86,15 +101,15 @@ def run_decode_only(args: dict) -> dict:
     from zerocopy.decode.pyav import PyAVDecoder
 
     dec = PyAVDecoder.on_cpu(args["input"], args.get("decode_threads"))
-    n, t0, c0 = 0, 0.0, 0.0
-    for n, _ in enumerate(dec.frames(), start=1):
-        if n == args["warmup"]:
-            t0, c0 = time.perf_counter(), _cpu()
-        if n >= args["warmup"] + args["frames"]:
+    meter = MeterSink(args["warmup"], args["frames"])
+    for _ in dec.frames():
+        meter.write(None, None)
+        if meter.count >= args["warmup"] + args["frames"]:
             break
-    wall, cpu, measured = time.perf_counter() - t0, _cpu() - c0, n - args["warmup"]
     dec.close()
-    return {"fps": round(measured / wall, 2), "cpu_ms_per_frame": round(1e3 * cpu / measured, 3), "frames": measured}
+    measured, wall, cpu = meter.count - meter.warmup, meter.t1 - meter.t0, meter.c1 - meter.c0
+    return {"fps": round(measured / wall, 2), "cpu_ms_per_frame": round(1e3 * cpu / measured, 3), "frames": measured,
+            "cpu_ms_per_frame_by_thread": meter.cpu_by_thread()}
 
 
 def run_inference_only(args: dict) -> dict:

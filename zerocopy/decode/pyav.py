@@ -14,6 +14,7 @@ from zerocopy.budget import decode_threads
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.readahead import ReadAhead
 from zerocopy.errors import InputError
+from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 
@@ -144,7 +145,8 @@ class PyAVDecoder:
         self._log.start()
         try:
             if self.read_ahead:
-                self._ahead = ReadAhead(self._frames(), self.read_ahead, name="zerocopy-decode")
+                self._ahead = ReadAhead(self._frames(), self.read_ahead, name="zerocopy-decode",
+                                        os_name=DECODER_THREAD_NAME)
                 yield from self._ahead
             else:
                 yield from self._frames()

@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import suppress
 from typing import Generic, TypeVar
 
+from zerocopy.stats import name_this_thread
+
 T = TypeVar("T")
 
 _ITEM, _END, _ERROR = range(3)
@@ -26,15 +28,18 @@ class ReadAhead(Generic[T]):
     `source` used (the codec context, which must never be driven from two threads at once).
     """
 
-    def __init__(self, source: Iterator[T], depth: int, name: str = "zerocopy-read-ahead"):
+    def __init__(self, source: Iterator[T], depth: int, name: str = "zerocopy-read-ahead", os_name: str = ""):
         if depth < 1:
             raise ValueError("depth must be ≥ 1")
         self._queue: queue.Queue[tuple[int, object]] = queue.Queue(depth)
         self._stop = threading.Event()
+        self._os_name = os_name  # shown by top -H and counted by `stats.thread_cpu_seconds`
         self._thread = threading.Thread(target=self._run, args=(source,), name=name, daemon=True)
         self._thread.start()
 
     def _run(self, source: Iterator[T]) -> None:
+        if self._os_name:
+            name_this_thread(self._os_name)
         try:
             for item in source:
                 if not self._put(_ITEM, item):
