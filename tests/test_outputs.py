@@ -161,3 +161,24 @@ def test_a_users_own_model_through_the_cli(kind, clips, tmp_path, core):
         (det,) = line["detections"]
         assert det["name"] == "widget" and det["label"] == 1
         np.testing.assert_allclose(det["box"], expected, atol=1.0)
+
+
+def test_the_logit_prefilter_never_drops_a_score_at_or_above_the_threshold():
+    from zerocopy.outputs.anchor_ssd import _logit
+
+    rng = np.random.default_rng(7)
+    logits = np.concatenate([rng.normal(0, 4, 20000), [0.0, np.log(3.0), -np.log(3.0)]])
+    scores = 1.0 / (1.0 + np.exp(-logits))
+    for t in (0.0, 0.25, 0.5, 0.75, 0.999, 1.0):
+        passing = scores >= t
+        assert not (passing & ~(logits >= _logit(t))).any(), t
+
+
+def test_box_iou_on_known_boxes():
+    from zerocopy.detections import box_iou
+
+    a = np.array([[0, 0, 10, 10], [5, 5, 15, 15], [20, 20, 20, 30]], np.float32)
+    iou = box_iou(a, a)
+    np.testing.assert_allclose(iou[0], [1.0, 25 / 175, 0.0], rtol=1e-6)
+    assert iou[2, 2] == 0.0  # an empty box overlaps nothing, not even itself
+    assert box_iou(a, np.zeros((0, 4))).shape == (3, 0)

@@ -35,6 +35,14 @@ def anchor_groups(input_w: int, input_h: int, strides: tuple[int, ...], anchors_
     return groups
 
 
+def _logit(p: float) -> float:
+    if p <= 0.0:
+        return -np.inf
+    if p >= 1.0:
+        return np.inf
+    return float(np.log(p / (1.0 - p))) - 1e-6  # a hair low: the exact test follows
+
+
 class AnchorSSDDecoder(OutputDecoder):
     kind = "anchor-ssd"
 
@@ -72,8 +80,13 @@ class AnchorSSDDecoder(OutputDecoder):
         raw, logits = self._boxes_scores(outputs)
         if len(raw) != len(self.anchors):
             raise ValueError(f"expected {len(self.anchors)} anchors, the model gave {len(raw)}")
-        scores = 1.0 / (1.0 + np.exp(-np.clip(logits.astype(np.float64), -100.0, 100.0)))
-        idx = np.nonzero(scores >= threshold)[0]
+        # compare logits against the threshold's logit: the sigmoid is then taken of the few candidates only
+        idx = np.nonzero(logits >= _logit(threshold))[0]
+        if len(idx) == 0:
+            return Detections.empty()
+        scores = np.zeros(len(logits), np.float64)
+        scores[idx] = 1.0 / (1.0 + np.exp(-np.minimum(np.maximum(logits[idx].astype(np.float64), -100.0), 100.0)))
+        idx = idx[scores[idx] >= threshold]  # exact at the boundary
         if len(idx) == 0:
             return Detections.empty()
         r = raw[idx].astype(np.float32)
