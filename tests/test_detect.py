@@ -1,5 +1,7 @@
 """`zerocopy detect` on the software path over real clips with known face positions."""
 
+import time
+
 import av
 import numpy as np
 import pytest
@@ -114,6 +116,28 @@ def test_baseline_agrees_with_software(clips, tmp_path, face_model_path):
     agree = compare_runs(a, b)
     assert agree["reference_detections"] >= len(truth) * 0.95
     assert agree["matched_share"] >= 0.95 and agree["extra"] <= 0.05 * len(truth), agree
+
+
+def test_the_baselines_full_size_conversion_is_its_preprocessing(clips, tmp_path, face_model_path, monkeypatch):
+    """The baseline's YUV→BGR conversion (`retrieve()`) is timed as preprocessing, not as decoding:
+    a conversion made 30 ms slower must show in the preprocess stage, never in decode."""
+    import json
+
+    from zerocopy.decode.opencv import GrabbedFrame
+
+    convert = GrabbedFrame.bgr
+
+    def slow(self):
+        time.sleep(0.03)
+        return convert(self)
+
+    monkeypatch.setattr(GrabbedFrame, "bgr", slow)
+    path, truth = clips("h264.mp4", CLIPS["h264.mp4"])
+    report = tmp_path / "r.json"
+    assert run_cli("detect", path, "--path", "baseline", "--report", report, "--quiet") == 0
+    stages = json.loads(report.read_text())["stages"]
+    assert stages["preprocess"]["p50_ms"] >= 30.0
+    assert stages["decode"]["p50_ms"] < 30.0
 
 
 @pytest.mark.parametrize("model", ["face-full", "person"])

@@ -3,12 +3,12 @@
 Every path ends in the same place: a `PreparedFrame` whose inputs fit the shared wrapped model.
 Only decode, resize and hand-off differ between them:
 
-| path      | decode                 | resize                          | hand-off                         |
-|-----------|------------------------|---------------------------------|----------------------------------|
-| zero-copy | VA-API, frames on GPU  | scale_vaapi (+ pad_vaapi)       | VA surface → remote NV12 tensors |
-| copy      | VA-API, frames on GPU  | scale_vaapi, hwdownload (small) | host NV12 arrays                 |
-| software  | FFmpeg on the CPU      | bilinear gather from the planes | host NV12 arrays                 |
-| baseline  | OpenCV to BGR          | cv2.resize                      | host BGR array                   |
+| path      | decode                 | preprocess                               | hand-off                         |
+|-----------|------------------------|------------------------------------------|----------------------------------|
+| zero-copy | VA-API, frames on GPU  | scale_vaapi (+ pad_vaapi)                | VA surface → remote NV12 tensors |
+| copy      | VA-API, frames on GPU  | scale_vaapi, hwdownload (small)          | host NV12 arrays                 |
+| software  | FFmpeg on the CPU      | bilinear gather from the planes          | host NV12 arrays                 |
+| baseline  | OpenCV `grab()`        | full-size BGR (`retrieve()`), cv2.resize | host BGR array                   |
 """
 
 from __future__ import annotations
@@ -164,7 +164,8 @@ class BaselineFront(_HostFront):
         resizer = BGRResizer(decoder.cv2, req.width, req.height, req.resize)
         (name,) = req.input_names
 
-        def prepare(bgr):
+        def prepare(grabbed):
+            bgr = grabbed.bgr()  # the full-size conversion: preprocessing, as in the classic demo
             tensor, g = resizer(bgr)
             shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_pictures else None
             return {name: tensor}, g, None, shown

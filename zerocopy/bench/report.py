@@ -56,7 +56,8 @@ def table(result: dict) -> str:
     for name, why in result["unavailable"].items():
         lines.append(f"{name}: unavailable: {why}")
     if "baseline" in result["paths"]:
-        lines.append("baseline: its YUV→BGR conversion runs inside cv2.VideoCapture.read(), so it counts as decode")
+        lines.append("baseline: decode = cv2.VideoCapture.grab(); preprocess = retrieve() (the full-size YUV→BGR "
+                     "conversion) + cv2.resize")
     inp, m = result["input"], result["machine"]
     lines.append(f"input: {inp['codec']} {inp['width']}x{inp['height']}; machine: {m['cpu']}, {m['cores']} cores; "
                  f"medians of {result['settings']['repeat']} interleaved runs of {result['settings']['frames']} "
