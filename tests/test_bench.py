@@ -66,3 +66,14 @@ def test_bench_rejects_unknown_paths_and_bad_input(tmp_path, capsys):
     assert e.value.code == 2
     assert run_cli("bench", tmp_path / "missing.mp4") == 1
     assert "no such file" in capsys.readouterr().err
+
+
+def test_bench_batches_every_path_and_says_why_zero_copy_cannot(clips, tmp_path, face_model_path):
+    clip, _ = clips("bench.mp4", ClipSpec(width=1280, height=720, frames=40))
+    out = tmp_path / "b.json"
+    assert run_cli("bench", clip, "--paths", "software,zero-copy", "--batch", "2", "--frames", "10",
+                   "--warmup", "4", "--repeat", "1", "--json", out) == 0
+    r = json.loads(out.read_text())
+    assert r["settings"]["batch"] == 2
+    assert r["paths"]["software"]["fps"] > 0
+    assert "cannot be batched" in r["unavailable"]["zero-copy"]

@@ -65,7 +65,8 @@ def test_thread_budget_splits_the_cores():
     cores = usable_cores()
     assert inference_threads() == max(1, cores // 2)
     assert decode_threads() == max(1, cores - inference_threads())
-    assert decode_threads(0) == 0 and decode_threads(3) == 3
+    assert decode_threads(device="GPU") == decode_threads(device="GPU.1") == cores  # the CPU is the decoder's
+    assert decode_threads(0) == 0 and decode_threads(3) == 3 and decode_threads(2, "GPU") == 2
     with pytest.raises(ValueError):
         decode_threads(-1)
 

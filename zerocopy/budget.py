@@ -1,11 +1,12 @@
 """How a pipeline on the CPU splits the cores between decoding and inference.
 
 Both run at once: the decoder on its own thread(s), OpenVINO on its own. Measured on 2 cores
-(BlazeFace, 1080p H.264), one decoder thread and one inference thread took the least CPU per frame
-and, on light footage, gave the most frames per second too: FFmpeg's frame threading costs
-10–15 % more CPU per frame and competes with inference for the same cores. On heavy footage the
-decoder alone is the bottleneck; `--decode-threads 0` then lets FFmpeg use every core, for more
-frames per second at more CPU per frame (docs/performance.md has the figures).
+(BlazeFace, 1080p H.264, `zerocopy bench`), one decoder thread and one inference thread took the
+least CPU per frame on light and heavy footage, and on light footage gave the most frames per
+second too: FFmpeg's frame threading costs more CPU per frame (+17% light, +5% heavy, decoding
+alone) and competes with inference for the same cores. On heavy footage the single decoder
+thread is the bottleneck; `--decode-threads 0` then lets FFmpeg use every core, for more frames
+per second at more CPU per frame (docs/performance.md has the figures).
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ def inference_threads() -> int:
     return max(1, usable_cores() // 2)
 
 
-def decode_threads(requested: int | None = None) -> int:
-    """FFmpeg's decoding threads. `None`: the other half of the cores; 0: FFmpeg's own choice
-    (every core, plus one); N: N."""
+def decode_threads(requested: int | None = None, device: str = "CPU") -> int:
+    """FFmpeg's decoding threads. `None`: the cores inference does not use (all of them when
+    inference runs on a GPU); 0: FFmpeg's own choice (every core, plus one); N: N."""
     if requested is None:
+        if device.split(".")[0] != "CPU":
+            return usable_cores()
         return max(1, usable_cores() - inference_threads())
     if requested < 0:
         raise ValueError("decode threads must be ≥ 0")

@@ -124,6 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--ov-config", type=_key_value, action="append", default=[], metavar="KEY=VALUE",
                    help="an OpenVINO property for compiling (repeatable)")
     b.add_argument("--decode-threads", type=_threads, metavar="N", help=_DECODE_THREADS_HELP)
+    b.add_argument("--batch", type=_positive(int), default=1,
+                   help="frames per inference request, for every path (zero-copy takes batch 1 only)")
     b.add_argument("--frames", type=_positive(int), default=300, help="measured frames per run")
     b.add_argument("--warmup", type=_positive(int), default=30, help="frames run before measuring")
     b.add_argument("--repeat", type=_positive(int), default=3, help="runs per path (medians are reported)")
@@ -164,7 +166,7 @@ def cmd_bench(args) -> int:
     for option, target in (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)):
         check_writable(option, target)
     opts = BenchOptions(args.input, args.paths, args.model, args.device, args.nireq, args.frames, args.warmup,
-                        args.repeat, args.threshold, dict(args.ov_config), args.decode_threads)
+                        args.repeat, args.threshold, dict(args.ov_config), args.decode_threads, args.batch)
     result = run_bench(opts, log=say)
     print(table(result))
     if args.json:

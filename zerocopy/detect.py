@@ -112,7 +112,7 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
             continue
         choice = PathChoice(name, PathUnavailable(refused).joined())
         run = DetectRun(result, choice, pipeline)
-        threads = decode_threads(opts.decode_threads) if name == "software" else None
+        threads = decode_threads(opts.decode_threads, device) if name == "software" else None
         run.report = build_report(result, choice, model, pipeline.nireq, threads)
         if opts.report:
             write_report(run.report, opts.report)

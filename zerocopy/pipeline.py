@@ -1,8 +1,8 @@
 """The run loop shared by every path: prepare a frame, submit it, collect what finished, sink.
 
-One Python thread does it all: FFmpeg decodes on its own threads and OpenVINO infers on its own,
-so decoding frame n+1 overlaps inference of frame n without a Python hand-off (measured cheaper
-than a producer thread feeding a queue). Results are delivered in frame order. Ctrl-C stops
+This thread prepares, submits and delivers; the software path's decoder runs ahead on its own
+thread and OpenVINO infers on its own, so decoding, preparing and inferring overlap. Results are
+delivered in frame order. Ctrl-C stops
 reading, lets the requests in flight finish, and closes every sink, so what was written stays valid.
 """
 
@@ -97,7 +97,8 @@ class Pipeline:
         batch = self.model.batch
         req = OpenRequest(self.model.input_names, self.model.width, self.model.height, self.model.spec.resize,
                           self.keep_pictures, batch=batch, inflight=self.planned_nireq * batch + batch + 2,
-                          va_device=self.va_device, core=self.model.core, decode_threads=self.decode_threads)
+                          va_device=self.va_device, core=self.model.core, decode_threads=self.decode_threads,
+                          device=self.device)
         return self.front.open(source, req)
 
     def _activate(self, stream: FrameStream) -> InferenceScheduler:
@@ -177,8 +178,6 @@ class Pipeline:
         pending = []
         frames = iter(stream)
         try:
-            # One Python thread: FFmpeg decodes on its own threads and OpenVINO infers on its own,
-            # so decoding frame n+1 already overlaps inference of frame n without a hand-off.
             for n, item in enumerate(frames):
                 if self.stop.is_set() or (max_frames is not None and n >= max_frames):
                     break

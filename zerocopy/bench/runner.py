@@ -34,6 +34,7 @@ class BenchOptions:
     threshold: float = 0.5
     ov_config: dict[str, str] = field(default_factory=dict)
     decode_threads: int | None = None
+    batch: int = 1
 
 
 def _worker(args: dict) -> dict:
@@ -96,7 +97,7 @@ def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
 
     wanted = opts.paths or list(BENCH_PATHS)
     facts = gather(make_core(None).available_devices)
-    static = {p: "; ".join(r) for p, r in refusals(facts, 1, True, opts.device).items()}
+    static = {p: "; ".join(r) for p, r in refusals(facts, opts.batch, True, opts.device).items()}
     if "baseline" in wanted and verdicts(facts)["baseline"] != "available":
         static["baseline"] = verdicts(facts)["baseline"].removeprefix("unavailable: ")
     return [p for p in wanted if p not in static], {p: static[p] for p in wanted if p in static}
@@ -110,10 +111,12 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         log(f"the input has {info['frames']} frames; measuring the {max(0, info['frames'] - opts.warmup)} "
             f"after the {opts.warmup} warm-up frames")
     paths, unavailable = plan_paths(opts)
-    threads = decode_threads(opts.decode_threads)
+    from zerocopy.infer.model import make_core, pick_device
+
+    threads = decode_threads(opts.decode_threads, pick_device(make_core(None), opts.device))
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
               "frames": opts.frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config,
-              "decode_threads": threads}
+              "decode_threads": threads, "batch": opts.batch}
     runs: dict[str, list[dict]] = {p: [] for p in paths}
     # "decode": as the software path decodes; "decode-all-cores": FFmpeg's own threading, for contrast
     limits: dict[str, list[dict]] = {"decode": [], "inference": []}
@@ -171,7 +174,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         "input": info,
         "settings": {"model": opts.model, "device": opts.device, "nireq": opts.nireq, "frames": opts.frames,
                      "warmup": opts.warmup, "repeat": opts.repeat, "order": "interleaved",
-                     "ov_config": opts.ov_config, "decode_threads": threads},
+                     "ov_config": opts.ov_config, "decode_threads": threads, "batch": opts.batch},
         "paths": result_paths,
         "unavailable": unavailable,
         "limits": lim,
