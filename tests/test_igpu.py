@@ -14,6 +14,7 @@ from conftest import read_jsonl, run_cli, score_faces
 from zerocopy.agreement import compare_runs
 from zerocopy.probe import gather, refusals
 from zerocopy.samples import ClipSpec
+from zerocopy.sinks import NullSink
 
 pytestmark = pytest.mark.igpu
 
@@ -56,7 +57,7 @@ def _rss_mb() -> float:
     return 0.0
 
 
-class RssSink:
+class RssSink(NullSink):
     """Samples resident memory at each input's start."""
 
     def __init__(self):
@@ -64,15 +65,6 @@ class RssSink:
 
     def begin(self, source, rate):
         self.samples.append(_rss_mb())
-
-    def write(self, frame, detections):
-        pass
-
-    def end(self):
-        pass
-
-    def close(self):
-        pass
 
 
 @pytest.mark.timeout(900)

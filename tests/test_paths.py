@@ -86,3 +86,24 @@ def test_verdicts_cover_every_path():
     assert set(v) == {"zero-copy", "copy", "software", "baseline"}
     assert v["software"] == "available" and v["zero-copy"].startswith("unavailable: ")
     assert verdicts(EVERYTHING)["zero-copy"] == "available"
+
+
+def test_a_first_frame_the_va_stages_cannot_handle_is_a_refusal_not_a_crash(clips):
+    """`_prime_va` turns what the bridge or driver raises on the first frame into `PathUnavailable`
+    (so `auto` moves on), and closes the input."""
+    from zerocopy.bridge import LayoutError
+    from zerocopy.decode.pyav import PyAVDecoder
+    from zerocopy.errors import PathUnavailable
+    from zerocopy.paths import _prime_va, _Stream
+
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+
+    def prepare(frame):
+        raise LayoutError("AVFrame layout does not match PyAV's")
+
+    decoder = PyAVDecoder(path)
+    stream = _Stream(decoder, prepare)
+    with pytest.raises(PathUnavailable) as e:
+        _prime_va("zero-copy", stream, path)
+    assert "failed on the first frame: AVFrame layout" in e.value.reasons["zero-copy"][0]
+    assert not decoder._log.active  # closed: FFmpeg's log is no longer captured

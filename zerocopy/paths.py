@@ -178,7 +178,7 @@ def _open_va(path_name: str, source, req: OpenRequest, download: bool):
     """VA-API decoder + scale_vaapi graph for the zero-copy (download=False) and copy paths."""
     import av
 
-    from zerocopy.bridge import BridgeUnavailable, LayoutError, load_bridge
+    from zerocopy.bridge import BridgeUnavailable, load_bridge
     from zerocopy.decode.vaapi import open_vaapi, pick_render_node
     from zerocopy.resize.vaapi import VaapiScaler
 
@@ -197,13 +197,22 @@ def _open_va(path_name: str, source, req: OpenRequest, download: bool):
         raise
     except (av.FFmpegError, OSError, RuntimeError) as e:
         raise PathUnavailable({path_name: f"VA-API decoding on {node} failed: {e}"}) from None
-    return bridge, decoder, scaler, (av.FFmpegError, BridgeUnavailable, LayoutError, RuntimeError, ValueError)
+    return bridge, decoder, scaler
 
 
-def _prime_va(path_name: str, stream: _Stream, source, errors) -> PreparedFrame:
+def _va_frame_errors() -> tuple[type[BaseException], ...]:
+    """What the first frame through the VA stages may raise when the driver or bridge cannot cope."""
+    import av
+
+    from zerocopy.bridge import BridgeUnavailable, LayoutError
+
+    return av.FFmpegError, BridgeUnavailable, LayoutError, RuntimeError, ValueError
+
+
+def _prime_va(path_name: str, stream: _Stream, source) -> PreparedFrame:
     try:
         first = stream.prime()
-    except errors as e:
+    except _va_frame_errors() as e:
         stream.close()
         raise PathUnavailable({path_name: f"VA-API pipeline failed on the first frame: {e}"}) from None
     if first is None:
@@ -223,7 +232,7 @@ class CopyFront(_HostFront):
     def open(self, source, req: OpenRequest) -> FrameStream:
         from zerocopy.resize.planes import PlaneResizer
 
-        _, decoder, scaler, errors = _open_va(self.name, source, req, download=True)
+        _, decoder, scaler = _open_va(self.name, source, req, download=True)
         # same size: an exact copy of the planes
         unpack = PlaneResizer(req.width, req.height, "stretch", ring=req.batch + 2)
         y_name, uv_name = req.input_names
@@ -234,7 +243,7 @@ class CopyFront(_HostFront):
             return {y_name: y, uv_name: uv}, g, None, shown
 
         stream = _Stream(decoder, prepare)
-        _prime_va(self.name, stream, source, errors)
+        _prime_va(self.name, stream, source)
         return stream
 
 
@@ -250,14 +259,14 @@ class ZeroCopyFront:
     def open(self, source, req: OpenRequest) -> FrameStream:
         from zerocopy.handoff.surface import va_context
 
-        bridge, decoder, scaler, errors = _open_va(self.name, source, req, download=False)
+        bridge, decoder, scaler = _open_va(self.name, source, req, download=False)
 
         def prepare(frame):
             surface, shown, g = scaler(frame)
             return {}, g, surface, shown
 
         stream = _Stream(decoder, prepare)
-        first = _prime_va(self.name, stream, source, errors)
+        first = _prime_va(self.name, stream, source)
         stream.bridge = bridge
         try:
             stream.context = va_context(req.core, bridge.display_capsule(first.keepalive))

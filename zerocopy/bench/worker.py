@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+from zerocopy.sinks import NullSink
 from zerocopy.stats import STAGES, cpu_by_thread_kind, peak_rss_mb, summarise, thread_cpu_seconds
 
 
@@ -19,7 +20,7 @@ def _cpu() -> float:
     return t[0] + t[1]
 
 
-class MeterSink:
+class MeterSink(NullSink):
     """Starts the clock when the warm-up frames are out, stops it at the last frame; samples the CPU
     time of each thread at the start, every `THREADS_EVERY` frames and at the `frames`-th measured
     frame (sampled while the threads live: they end with the input)."""
@@ -32,9 +33,6 @@ class MeterSink:
         self.threads0: dict = {}
         self.threads1: dict = {}
         self.threads_frames = 0
-
-    def begin(self, source, rate):
-        pass
 
     def write(self, frame, detections):
         self.count += 1
@@ -49,12 +47,6 @@ class MeterSink:
 
     def cpu_by_thread(self) -> dict[str, float]:
         return cpu_by_thread_kind(self.threads0, self.threads1, self.threads_frames)
-
-    def end(self):
-        pass
-
-    def close(self):
-        pass
 
 
 def run_path(args: dict) -> dict:

@@ -18,6 +18,22 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
+class NullSink:
+    """A sink that keeps nothing: the base of sinks that only observe (meters, probes)."""
+
+    def begin(self, source: str, rate: float) -> None:
+        pass
+
+    def write(self, frame: PreparedFrame, detections: Detections) -> None:
+        pass
+
+    def end(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def check_writable(option: str, target: str | None) -> None:
     """Fail before any work if an output cannot be written ('-' is stdout)."""
     if not target or target == "-":
