@@ -42,8 +42,9 @@ def _threads(text: str) -> int:
     return v
 
 
-_DECODE_THREADS_HELP = ("FFmpeg threads for CPU decoding; 0 lets FFmpeg use every core (more FPS on heavy video, "
-                        "more CPU per frame). Default: the cores inference does not use (1 on 2 cores)")
+_DECODE_THREADS_HELP = ("FFmpeg threads for CPU decoding on the software path; 0 lets FFmpeg use every core (more "
+                        "FPS on heavy video, more CPU per frame). Default: the cores CPU inference does not use "
+                        "(1 on 2 cores), every core when inference runs on a GPU")
 
 
 def _key_value(text: str) -> tuple[str, str]:
@@ -113,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="measure every path that can run here against the baseline",
                        description="Run each path (and the OpenCV baseline) over the same input, interleaved "
                        "A B A B so machine drift hits all alike, each run in its own process, warm-up frames "
-                       "excluded. Reports medians of FPS, per-stage latency, CPU per frame, peak memory, "
+                       "excluded. Reports medians of FPS, per-stage latency, CPU per frame (also split by "
+                       "thread: decoding, the Python main thread, inference and other workers), peak memory, "
                        "agreement with the software path, and the decode-only and inference-only limits.",
                        formatter_class=_HelpFormatter)
     b.add_argument("input", metavar="INPUT", help="a video file")
