@@ -104,6 +104,8 @@ def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
 
 
 def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) -> dict:
+    from zerocopy.infer.model import make_core, pick_device
+
     if opts.warmup < 1 or opts.frames < 1 or opts.repeat < 1:
         raise InputError("--frames, --warmup and --repeat must be at least 1")
     info = describe_input(opts.input)
@@ -111,8 +113,6 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         log(f"the input has {info['frames']} frames; measuring the {max(0, info['frames'] - opts.warmup)} "
             f"after the {opts.warmup} warm-up frames")
     paths, unavailable = plan_paths(opts)
-    from zerocopy.infer.model import make_core, pick_device
-
     threads = decode_threads(opts.decode_threads, pick_device(make_core(None), opts.device))
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
               "frames": opts.frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config,
