@@ -43,6 +43,13 @@ def test_bench_json_has_the_promised_shape(bench_run):
     assert r["paths"]["software"]["agreement"]["reference"] == "baseline"
     assert r["paths"]["baseline"]["agreement"]["reference"] == "software"
     assert r["paths"]["baseline"]["agreement"]["matched_share"] >= 0.9
+    vs = r["paths"]["software"]["vs_baseline"]  # ratios of side-by-side pairs, the issue's targets' terms
+    assert vs["pairs"] == 2 and "vs_baseline" not in r["paths"]["baseline"]
+    sw_fps, base_fps = r["paths"]["software"]["runs_fps"], r["paths"]["baseline"]["runs_fps"]
+    fps_ratios = sorted(a / b for a, b in zip(sw_fps, base_fps, strict=True))
+    assert vs["fps_ratio_range"] == [round(fps_ratios[0], 3), round(fps_ratios[-1], 3)]
+    assert vs["fps_ratio_range"][0] <= vs["fps_ratio"] <= vs["fps_ratio_range"][1]
+    assert vs["cpu_ratio"] > 0
     assert r["limits"]["decode_only_fps"] > 0 and r["limits"]["inference_only_fps"] > 0
     assert r["limits"]["decode_threads"] == r["settings"]["decode_threads"] == decode_threads()
     if decode_threads() != 0:  # the contrast: FFmpeg left to use every core
@@ -56,6 +63,7 @@ def test_bench_markdown_and_plot(bench_run, capsys):
     _, files = bench_run
     md = files["markdown"].read_text()
     assert md.startswith("| path | FPS | CPU ms/frame") and "| software |" in md and "| baseline |" in md
+    assert "`software` vs baseline, median of 2 side-by-side pairs" in md
     with Image.open(files["plot"]) as img:
         assert img.size[0] > 800 and img.size[1] > 300
 

@@ -39,11 +39,30 @@ def peak_rss_mb() -> float:
 DECODER_THREAD_NAME = "zc-decode"  # the OS name of the read-ahead thread (top and /proc show it)
 
 
+def _task_cpu(task: str) -> tuple[str, float] | None:
+    """(name, CPU seconds) of one thread: nanoseconds from `schedstat` where the kernel keeps them,
+    else `stat`'s user + system clock ticks (10 ms steps). None if the thread has ended."""
+    try:
+        with open(f"{task}/stat", encoding="utf-8", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    name = stat[stat.index("(") + 1 : stat.rindex(")")]
+    try:
+        with open(f"{task}/schedstat", encoding="ascii") as f:
+            ns = int(f.read().split()[0])
+        if ns > 0:
+            return name, ns / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return name, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def thread_cpu_seconds() -> dict[int, tuple[str, float]]:
     """CPU seconds so far of this process's live threads: `{tid: (kind, seconds)}`. Kinds:
     `decoding` (FFmpeg's `av:…` threads and the read-ahead thread), `main` (the Python main thread),
     `other` (OpenVINO's and OpenCV's workers, callbacks). Empty where /proc is missing."""
-    tick = os.sysconf("SC_CLK_TCK")
     pid = os.getpid()
     out: dict[int, tuple[str, float]] = {}
     try:
@@ -51,16 +70,13 @@ def thread_cpu_seconds() -> dict[int, tuple[str, float]]:
     except OSError:
         return out
     for tid in tids:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-        except OSError:
+        found = _task_cpu(f"/proc/{pid}/task/{tid}")
+        if found is None:
             continue  # ended meanwhile
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
+        name, seconds = found
         kind = ("main" if int(tid) == pid
                 else "decoding" if name.startswith(("av:", DECODER_THREAD_NAME)) else "other")
-        out[int(tid)] = (kind, (int(fields[11]) + int(fields[12])) / tick)  # utime + stime
+        out[int(tid)] = (kind, seconds)
     return out
 
 

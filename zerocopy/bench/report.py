@@ -29,6 +29,15 @@ def _by_thread(cpu: dict) -> str:
     return ", ".join(f"{labels.get(k, k)} {v:.2f}" for k, v in cpu.items())
 
 
+def _vs_baseline_line(name: str, vs: dict) -> str:
+    def one(label: str, key: str) -> str:
+        lo, hi = vs[f"{key}_range"]
+        return f"{label} × {vs[key]:.2f} ({lo:.2f}–{hi:.2f})"
+
+    return (f"{name} vs baseline, median of {vs['pairs']} side-by-side pairs (range): "
+            f"{one('FPS', 'fps_ratio')}, {one('CPU/frame', 'cpu_ratio')}")
+
+
 def _limits_line(lim: dict) -> str:
     threads = lim.get("decode_threads")
     how = "FFmpeg's own threading" if threads == 0 else f"{threads} thread{'s' * (threads != 1)}, as software decodes"
@@ -50,6 +59,9 @@ def table(result: dict) -> str:
     lines.append("")
     lines.append(f"limits: {_limits_line(lim)}")
     lines.append("efficiency = FPS / the slower of decode only (as software decodes) and inference only")
+    for name, r in result["paths"].items():
+        if r.get("vs_baseline"):
+            lines.append(_vs_baseline_line(name, r["vs_baseline"]))
     for name, r in result["paths"].items():
         if r.get("cpu_ms_per_frame_by_thread"):
             lines.append(f"{name}: CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")
@@ -73,6 +85,9 @@ def markdown(result: dict) -> str:
     out.append(f"Limits: {_limits_line(lim)}. "
                f"Input: {inp['codec']} {inp['width']}×{inp['height']}. Machine: {m['cpu']}, {m['cores']} cores. "
                f"Medians of {result['settings']['repeat']} interleaved runs.")
+    for name, r in result["paths"].items():
+        if r.get("vs_baseline"):
+            out.append(f"- {_vs_baseline_line(f'`{name}`', r['vs_baseline'])}")
     for name, r in result["paths"].items():
         if r.get("cpu_ms_per_frame_by_thread"):
             out.append(f"- `{name}` CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")

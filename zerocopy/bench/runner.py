@@ -65,6 +65,21 @@ def _median_stats(runs: list[dict]) -> dict:
     return out
 
 
+def _vs_baseline(runs: list[dict], baseline: list[dict]) -> dict | None:
+    """FPS and CPU-per-frame ratios against the baseline, per interleaved pair (run i of each, made
+    side by side), so that drift between repeats cancels: median and range over the pairs."""
+    pairs = list(zip(runs, baseline, strict=False))
+    if not pairs:
+        return None
+    out: dict = {"pairs": len(pairs)}
+    for key, name in (("fps", "fps_ratio"), ("cpu_ms_per_frame", "cpu_ratio")):
+        ratios = [r[key] / b[key] for r, b in pairs if b[key]]
+        if ratios:
+            out[name] = round(statistics.median(ratios), 3)
+            out[f"{name}_range"] = [round(min(ratios), 3), round(max(ratios), 3)]
+    return out
+
+
 def _median(runs: list[dict], key: str) -> float | None:
     return round(statistics.median(r[key] for r in runs), 3) if runs else None
 
@@ -155,6 +170,8 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         ref = "baseline" if name == "software" else "software"
         if ref in lines and name in lines:
             entry["agreement"] = {"reference": ref, **compare_runs(lines[ref], lines[name])}
+        if name != "baseline" and runs.get("baseline"):
+            entry["vs_baseline"] = _vs_baseline(runs[name], runs["baseline"])
         result_paths[name] = entry
     lim = {
         "decode_only_fps": _median(limits["decode"], "fps"),
