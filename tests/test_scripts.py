@@ -1,4 +1,5 @@
-"""The scripts people run: the hardware report (its path runs work here, GPU paths are reported)."""
+"""The scripts people run: the hardware report (its path runs work here, GPU paths are reported), the
+benchmark clips."""
 
 import json
 import subprocess
@@ -30,3 +31,15 @@ def test_validate_script_is_executable_and_runs_the_report():
     text = script.read_text()
     assert script.stat().st_mode & 0o111
     assert "igpu_report.py" in text and "doctor" in text
+
+
+def test_bench_clips_script_makes_the_three_documented_clips(tmp_path):
+    import av
+
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "make_bench_clips.py"), "--out", str(tmp_path),
+                    "--frames", "3"], check=True, capture_output=True, timeout=300)
+    for name in ("light.mp4", "static-noise.mp4", "realistic.mp4"):
+        with av.open(str(tmp_path / name)) as c:
+            s = c.streams.video[0]
+            assert (s.codec_context.name, s.width, s.height) == ("h264", 1920, 1080)
+            assert sum(1 for _ in c.decode(s)) == 3
