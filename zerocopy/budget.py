@@ -1,12 +1,12 @@
 """How a pipeline on the CPU splits the cores between decoding and inference.
 
 Both run at once: the decoder on its own thread(s), OpenVINO on its own. Measured on 2 cores
-(BlazeFace, 1080p H.264, `zerocopy bench`), one decoder thread and one inference thread took the
-least CPU per frame on light and heavy footage, and on light footage gave the most frames per
-second too: FFmpeg's frame threading costs more CPU per frame (+17% light, +5% heavy, decoding
-alone) and competes with inference for the same cores. On heavy footage the single decoder
-thread is the bottleneck; `--decode-threads 0` then lets FFmpeg use every core, for more frames
-per second at more CPU per frame (docs/performance.md has the figures).
+(BlazeFace, 1080p H.264, `zerocopy bench`): on light footage one decoder thread and one inference
+thread took the least CPU per frame and gave the most frames per second (FFmpeg's frame threading
+costs 17% more CPU per frame there, decoding alone, and competes with inference for the same
+cores). On heavy footage the single decoder thread is the bottleneck; `--decode-threads 0` then
+lets FFmpeg use every core, for 22–35% more frames per second at about the same CPU per frame
+(docs/performance.md has the figures).
 """
 
 from __future__ import annotations
