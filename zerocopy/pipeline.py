@@ -2,8 +2,8 @@
 
 This thread prepares, submits and delivers; the software path's decoder runs ahead on its own
 thread and OpenVINO infers on its own, so decoding, preparing and inferring overlap. Results are
-delivered in frame order. Ctrl-C stops
-reading, lets the requests in flight finish, and closes every sink, so what was written stays valid.
+delivered in frame order. Ctrl-C stops reading, lets the requests in flight finish, and closes
+every sink, so what was written stays valid.
 """
 
 from __future__ import annotations

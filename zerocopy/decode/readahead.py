@@ -21,7 +21,8 @@ _ITEM, _END, _ERROR = range(3)
 
 
 class ReadAhead(Generic[T]):
-    """Iterates what `source` yields, produced on a daemon thread at most `depth` items ahead.
+    """Iterates what `source` yields, produced on a daemon thread: at most `depth` items wait in
+    the queue (and one more in the producer's hands).
 
     An exception raised by `source` is raised again in the consumer, after the items before it.
     `close()` stops the thread and waits for it, so afterwards the caller alone uses whatever
