@@ -6,7 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zerocopy.budget import decode_threads
 from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.paths import AUTO_ORDER, PathChoice, front_for
 from zerocopy.pipeline import Pipeline, RunResult
@@ -112,7 +111,7 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
             continue
         choice = PathChoice(name, PathUnavailable(refused).joined())
         run = DetectRun(result, choice, pipeline)
-        threads = decode_threads(opts.decode_threads, device) if name == "software" else None
+        threads = pipeline.decode_threads if name == "software" else None
         run.report = build_report(result, choice, model, pipeline.nireq, threads)
         if opts.report:
             write_report(run.report, opts.report)

@@ -45,7 +45,6 @@ class OpenRequest:
     va_device: str | None = None
     core: Any = None
     decode_threads: int | None = None  # FFmpeg threads for CPU decoding (None: budget.decode_threads)
-    device: str = "CPU"  # where inference runs (CPU decoding leaves it its cores)
 
 
 class FrameStream(Protocol):
@@ -146,7 +145,7 @@ class SoftwareFront(_HostFront):
             y, uv, g = resizer(frame)
             return {y_name: y, uv_name: uv}, g, None, frame if req.keep_pictures else None
 
-        return _Stream(PyAVDecoder.on_cpu(source, req.decode_threads, req.device), prepare)
+        return _Stream(PyAVDecoder.on_cpu(source, req.decode_threads), prepare)
 
 
 class BaselineFront(_HostFront):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from zerocopy.budget import decode_threads as cpu_decode_threads
 from zerocopy.decode.damage import DamageReport
 from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.infer.model import WrappedModel
@@ -77,7 +78,7 @@ class Pipeline:
         self.requested_nireq = nireq
         self.sinks = list(sinks)
         self.keep_pictures, self.va_device = keep_pictures, va_device
-        self.decode_threads = decode_threads  # CPU decoding (None: budget.decode_threads)
+        self.decode_threads = cpu_decode_threads(decode_threads, device)  # FFmpeg's threads, if it decodes
         self.progress = progress
         self.config = config  # OpenVINO properties over the defaults
         self.stages = StageTimes()
@@ -97,8 +98,7 @@ class Pipeline:
         batch = self.model.batch
         req = OpenRequest(self.model.input_names, self.model.width, self.model.height, self.model.spec.resize,
                           self.keep_pictures, batch=batch, inflight=self.planned_nireq * batch + batch + 2,
-                          va_device=self.va_device, core=self.model.core, decode_threads=self.decode_threads,
-                          device=self.device)
+                          va_device=self.va_device, core=self.model.core, decode_threads=self.decode_threads)
         return self.front.open(source, req)
 
     def _activate(self, stream: FrameStream) -> InferenceScheduler:

@@ -127,10 +127,10 @@ class PyAVDecoder:
         self._ahead: ReadAhead | None = None
 
     @classmethod
-    def on_cpu(cls, path: str | Path, threads: int | None = None, device: str = "CPU") -> PyAVDecoder:
-        """The software path's decoder: the cores `budget.decode_threads` gives it (next to inference
-        on `device`), on its own thread."""
-        return cls(path, threads=decode_threads(threads, device), read_ahead=READ_AHEAD)
+    def on_cpu(cls, path: str | Path, threads: int | None = None) -> PyAVDecoder:
+        """The software path's decoder: `threads` (None: what `budget.decode_threads` gives it next to
+        CPU inference), on its own thread."""
+        return cls(path, threads=decode_threads(threads), read_ahead=READ_AHEAD)
 
     @property
     def expected_frames(self) -> int | None:
