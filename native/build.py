@@ -36,7 +36,7 @@ def build(out: Path, include_dirs: list[str], library_dirs: list[str]) -> Path:
         sources=[str(HERE / "vabridge.c")],
         include_dirs=[str(HERE), *include_dirs],
         library_dirs=library_dirs,
-        libraries=["avfilter", "avutil"],
+        libraries=["avcodec", "avfilter", "avutil"],
         runtime_library_dirs=library_dirs,
         extra_compile_args=["-O2", "-Wall", "-Werror=implicit-function-declaration"],
     )

@@ -1,5 +1,6 @@
 #include "vabridge.h"
 
+#include <libavcodec/avcodec.h>
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
@@ -10,8 +11,10 @@
 
 unsigned zcva_header_avutil_version(void) { return LIBAVUTIL_VERSION_INT; }
 unsigned zcva_header_avfilter_version(void) { return LIBAVFILTER_VERSION_INT; }
+unsigned zcva_header_avcodec_version(void) { return LIBAVCODEC_VERSION_INT; }
 unsigned zcva_linked_avutil_version(void) { return avutil_version(); }
 unsigned zcva_linked_avfilter_version(void) { return avfilter_version(); }
+unsigned zcva_linked_avcodec_version(void) { return avcodec_version(); }
 int zcva_pix_fmt_vaapi(void) { return AV_PIX_FMT_VAAPI; }
 
 int zcva_frame_matches(const AVFrame *frame, int width, int height, int format)
@@ -19,17 +22,31 @@ int zcva_frame_matches(const AVFrame *frame, int width, int height, int format)
     return frame && frame->width == width && frame->height == height && frame->format == format;
 }
 
-static int device_of(const AVFrame *frame, AVHWDeviceContext **device)
+static int frames_of(const AVFrame *frame, AVHWFramesContext **out)
 {
     if (frame->format != AV_PIX_FMT_VAAPI)
         return ZCVA_ERR_NOT_VAAPI_FRAME;
     if (!frame->hw_frames_ctx)
         return ZCVA_ERR_NO_FRAMES_CTX;
     AVHWFramesContext *frames = (AVHWFramesContext *)frame->hw_frames_ctx->data;
-    if (!frames->device_ctx || frames->device_ctx->type != AV_HWDEVICE_TYPE_VAAPI)
+    if (!frames->device_ref || !frames->device_ctx || frames->device_ctx->type != AV_HWDEVICE_TYPE_VAAPI)
         return ZCVA_ERR_NOT_VAAPI_DEVICE;
-    *device = frames->device_ctx;
+    *out = frames;
     return ZCVA_OK;
+}
+
+static int device_of(const AVFrame *frame, AVHWDeviceContext **device)
+{
+    AVHWFramesContext *frames;
+    int err = frames_of(frame, &frames);
+    if (err == ZCVA_OK)
+        *device = frames->device_ctx;
+    return err;
+}
+
+static int is_vaapi_device(const AVBufferRef *ref)
+{
+    return ref && ((const AVHWDeviceContext *)ref->data)->type == AV_HWDEVICE_TYPE_VAAPI;
 }
 
 int zcva_surface_id(const AVFrame *frame, uint32_t *surface)
@@ -50,6 +67,55 @@ int zcva_display(const AVFrame *frame, void **display)
     return ZCVA_OK;
 }
 
+int zcva_device_ref(const AVFrame *frame, AVBufferRef **out)
+{
+    AVHWFramesContext *frames;
+    int err = frames_of(frame, &frames);
+    if (err != ZCVA_OK)
+        return err;
+    *out = av_buffer_ref(frames->device_ref);
+    return *out ? ZCVA_OK : ZCVA_ERR_NO_MEMORY;
+}
+
+void zcva_device_unref(AVBufferRef *ref) { av_buffer_unref(&ref); }
+
+int zcva_device_display(const AVBufferRef *device, void **display)
+{
+    if (!is_vaapi_device(device))
+        return ZCVA_ERR_DEVICE_NOT_VAAPI;
+    *display = ((AVVAAPIDeviceContext *)((AVHWDeviceContext *)device->data)->hwctx)->display;
+    return ZCVA_OK;
+}
+
+int zcva_codec_matches(const AVCodecContext *ctx, int codec_id, int width, int height)
+{
+    return ctx && ctx->av_class == avcodec_get_class() && ctx->codec_type == AVMEDIA_TYPE_VIDEO &&
+           (codec_id < 0 || (int)ctx->codec_id == codec_id) && (width < 0 || ctx->width == width) &&
+           (height < 0 || ctx->height == height);
+}
+
+int zcva_codec_use_device(AVCodecContext *ctx, const AVBufferRef *device)
+{
+    if (!is_vaapi_device(device))
+        return ZCVA_ERR_DEVICE_NOT_VAAPI;
+    if (avcodec_is_open(ctx))
+        return ZCVA_ERR_CODEC_OPEN;
+    if (!ctx->hw_device_ctx)
+        return ZCVA_ERR_CODEC_NO_DEVICE;
+    if (!is_vaapi_device(ctx->hw_device_ctx))
+        return ZCVA_ERR_CODEC_NOT_VAAPI;
+    if (ctx->hw_frames_ctx)
+        return ZCVA_ERR_CODEC_HAS_FRAMES;
+    if (ctx->hw_device_ctx->data == device->data)
+        return ZCVA_OK; /* already on that device */
+    AVBufferRef *ref = av_buffer_ref(device);
+    if (!ref)
+        return ZCVA_ERR_NO_MEMORY;
+    av_buffer_unref(&ctx->hw_device_ctx); /* libavcodec owns the reference it holds (avcodec.h, hw_device_ctx) */
+    ctx->hw_device_ctx = ref;
+    return ZCVA_OK;
+}
+
 int zcva_attach_hw_frames(AVFilterContext *buffersrc, const AVFrame *frame)
 {
     if (!frame->hw_frames_ctx)
@@ -66,13 +132,21 @@ int zcva_attach_hw_frames(AVFilterContext *buffersrc, const AVFrame *frame)
     return err;
 }
 
+AVBufferRef *zcva_selftest_device(int vaapi, void *display)
+{
+    /* Allocated, never initialised: no vaInitialize, and no free callback, so no vaTerminate on the fake
+     * display (only vaapi_device_create installs vaapi_device_free). */
+    AVBufferRef *ref = av_hwdevice_ctx_alloc(vaapi ? AV_HWDEVICE_TYPE_VAAPI : AV_HWDEVICE_TYPE_DRM);
+    if (ref && vaapi)
+        ((AVVAAPIDeviceContext *)((AVHWDeviceContext *)ref->data)->hwctx)->display = display;
+    return ref;
+}
+
 AVFrame *zcva_selftest_frame(void *display, uint32_t surface, int width, int height)
 {
-    AVBufferRef *device_ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_VAAPI);
+    AVBufferRef *device_ref = zcva_selftest_device(1, display);
     if (!device_ref)
         return NULL;
-    AVHWDeviceContext *device = (AVHWDeviceContext *)device_ref->data;
-    ((AVVAAPIDeviceContext *)device->hwctx)->display = display;
 
     AVBufferRef *frames_ref = av_hwframe_ctx_alloc(device_ref);
     av_buffer_unref(&device_ref); /* the frames context holds its own reference */
@@ -133,3 +207,43 @@ int zcva_selftest_sink_shares_frames(AVFilterContext *sink, const AVFrame *frame
 void zcva_selftest_graph_free(AVFilterGraph *graph) { avfilter_graph_free(&graph); }
 
 void zcva_selftest_frame_free(AVFrame *frame) { av_frame_free(&frame); }
+
+const AVBufferRef *zcva_selftest_frame_device(const AVFrame *frame)
+{
+    return frame->hw_frames_ctx ? ((AVHWFramesContext *)frame->hw_frames_ctx->data)->device_ref : NULL;
+}
+
+int zcva_selftest_refcount(const AVBufferRef *ref) { return ref ? av_buffer_get_ref_count(ref) : 0; }
+
+AVCodecContext *zcva_selftest_codec(const AVBufferRef *device, int width, int height)
+{
+    /* As PyAV leaves a hwaccel decoder after av.open: allocated, a device attached, not opened. */
+    const AVCodec *codec = avcodec_find_decoder(AV_CODEC_ID_RAWVIDEO);
+    AVCodecContext *ctx = codec ? avcodec_alloc_context3(codec) : NULL;
+    if (!ctx)
+        return NULL;
+    ctx->width = width;
+    ctx->height = height;
+    ctx->pix_fmt = AV_PIX_FMT_NV12;
+    if (device && !(ctx->hw_device_ctx = av_buffer_ref(device)))
+        avcodec_free_context(&ctx);
+    return ctx;
+}
+
+int zcva_selftest_codec_id(const AVCodecContext *ctx) { return ctx->codec_id; }
+
+int zcva_selftest_codec_open(AVCodecContext *ctx) { return avcodec_open2(ctx, NULL, NULL); }
+
+int zcva_selftest_codec_set_frames(AVCodecContext *ctx, const AVFrame *frame)
+{
+    av_buffer_unref(&ctx->hw_frames_ctx);
+    ctx->hw_frames_ctx = frame->hw_frames_ctx ? av_buffer_ref(frame->hw_frames_ctx) : NULL;
+    return ctx->hw_frames_ctx ? ZCVA_OK : ZCVA_ERR_NO_MEMORY;
+}
+
+int zcva_selftest_codec_device_is(const AVCodecContext *ctx, const AVBufferRef *device)
+{
+    return ctx->hw_device_ctx && device && ctx->hw_device_ctx->data == device->data;
+}
+
+void zcva_selftest_codec_free(AVCodecContext *ctx) { avcodec_free_context(&ctx); }

@@ -12,18 +12,27 @@
 typedef struct AVFrame AVFrame;
 typedef struct AVFilterContext AVFilterContext;
 typedef struct AVFilterGraph AVFilterGraph;
+typedef struct AVCodecContext AVCodecContext;
+typedef struct AVBufferRef AVBufferRef;
 
 #define ZCVA_OK 0
 #define ZCVA_ERR_NOT_VAAPI_FRAME (-1)  /* frame->format is not AV_PIX_FMT_VAAPI */
 #define ZCVA_ERR_NO_FRAMES_CTX (-2)    /* frame has no hw_frames_ctx */
 #define ZCVA_ERR_NOT_VAAPI_DEVICE (-3) /* the frames context's device is not VA-API */
 #define ZCVA_ERR_NO_MEMORY (-4)
+#define ZCVA_ERR_CODEC_OPEN (-5)        /* the codec context is open: hw_device_ctx may no longer change */
+#define ZCVA_ERR_CODEC_NO_DEVICE (-6)   /* the codec context has no hw_device_ctx (opened without a hwaccel) */
+#define ZCVA_ERR_CODEC_NOT_VAAPI (-7)   /* the codec context's device is not VA-API */
+#define ZCVA_ERR_DEVICE_NOT_VAAPI (-8)  /* the device to share is NULL or not VA-API */
+#define ZCVA_ERR_CODEC_HAS_FRAMES (-9)  /* the codec context has its own hw_frames_ctx: a device would be ignored */
 
 /* Versions: as compiled (headers) and as loaded (the linked libraries). */
 unsigned zcva_header_avutil_version(void);
 unsigned zcva_header_avfilter_version(void);
+unsigned zcva_header_avcodec_version(void);
 unsigned zcva_linked_avutil_version(void);
 unsigned zcva_linked_avfilter_version(void);
+unsigned zcva_linked_avcodec_version(void);
 int zcva_pix_fmt_vaapi(void);
 
 /* 1 when the AVFrame's size and format are the ones given: validates a pointer taken from PyAV. */
@@ -40,6 +49,23 @@ int zcva_display(const AVFrame *frame, void **display);
  * the buffer when it creates it: create it with the frame's software format, then call this. */
 int zcva_attach_hw_frames(AVFilterContext *buffersrc, const AVFrame *frame);
 
+/* A new reference to the VA-API device (AVHWDeviceContext) behind a VA-API frame: its hw_frames_ctx's
+ * device_ref. Keeps the device, so its VADisplay, alive after the frame and its decoder are gone. */
+int zcva_device_ref(const AVFrame *frame, AVBufferRef **out);
+void zcva_device_unref(AVBufferRef *ref);
+
+/* VADisplay of a VA-API device reference. */
+int zcva_device_display(const AVBufferRef *device, void **display);
+
+/* 1 when ctx is an AVCodecContext of the linked libavcodec (its av_class) for a video codec with that
+ * codec id (-1: any) and size (-1: any): validates a pointer taken from PyAV. */
+int zcva_codec_matches(const AVCodecContext *ctx, int codec_id, int width, int height);
+
+/* Make a not yet opened hwaccel decoder decode on `device` (a VA-API device reference; the codec takes its
+ * own): its frames context, so its surfaces, will be created on that device's VADisplay. FFmpeg reads
+ * hw_device_ctx only in avcodec_open2 and later, and documents it as fixed from then on. */
+int zcva_codec_use_device(AVCodecContext *ctx, const AVBufferRef *device);
+
 /* Self-test support: real FFmpeg objects, no hardware. A VA-API device context is allocated but
  * never initialised, its display set to a known value; a frame carries a known surface id. */
 AVFrame *zcva_selftest_frame(void *display, uint32_t surface, int width, int height);
@@ -50,5 +76,19 @@ int zcva_selftest_sink_format(AVFilterContext *sink);
 int zcva_selftest_sink_shares_frames(AVFilterContext *sink, const AVFrame *frame);
 void zcva_selftest_graph_free(AVFilterGraph *graph);
 void zcva_selftest_frame_free(AVFrame *frame);
+/* A device context of type VA-API (vaapi != 0) or DRM, allocated and never initialised. */
+AVBufferRef *zcva_selftest_device(int vaapi, void *display);
+/* The frame's frames context's own device_ref (borrowed). */
+const AVBufferRef *zcva_selftest_frame_device(const AVFrame *frame);
+int zcva_selftest_refcount(const AVBufferRef *ref);
+/* A rawvideo decoder context of that size, with a reference to `device` (may be NULL) as hw_device_ctx. */
+AVCodecContext *zcva_selftest_codec(const AVBufferRef *device, int width, int height);
+int zcva_selftest_codec_id(const AVCodecContext *ctx);
+int zcva_selftest_codec_open(AVCodecContext *ctx);
+/* Give the codec context a reference to the frame's hw_frames_ctx, as an encoder's would have. */
+int zcva_selftest_codec_set_frames(AVCodecContext *ctx, const AVFrame *frame);
+/* 1 when the codec's hw_device_ctx refers to the same device as `device`. */
+int zcva_selftest_codec_device_is(const AVCodecContext *ctx, const AVBufferRef *device);
+void zcva_selftest_codec_free(AVCodecContext *ctx);
 
 #endif

@@ -3,7 +3,7 @@
 # the native VA bridge (and, where PyAV's own FFmpeg has no headers, to test it against the system
 # FFmpeg). Installs them with apt-get when running as root; otherwise says what to install.
 set -euo pipefail
-pkgs=(pkg-config libavutil-dev libavfilter-dev libva-dev)
+pkgs=(pkg-config libavutil-dev libavfilter-dev libavcodec-dev libva-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

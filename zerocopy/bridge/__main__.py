@@ -1,4 +1,9 @@
-"""`python -m zerocopy.bridge build|selftest`: used by `make setup` and by the native tests."""
+"""`python -m zerocopy.bridge build|selftest`: used by `make setup` and by the native tests.
+
+`build` exits 0 with a notice when the bridge cannot be built here (no headers, or not those of
+PyAV's FFmpeg: the VA paths then say why they refuse), and 1 when it should build and does not
+(compiler or setuptools missing, compile error): that is a broken setup, and must not pass quietly.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from zerocopy.bridge.loader import BridgeUnavailable, build, find_headers, import_module
+from zerocopy.bridge.loader import BridgeUnavailable, BuildFailed, build, find_headers, import_module
 
 
 def main(argv=None) -> int:
@@ -23,7 +28,11 @@ def main(argv=None) -> int:
     if args.cmd == "selftest":  # never imports PyAV: the module may link another FFmpeg
         from zerocopy.bridge.selftest import run_selftest
 
-        module = import_module(args.folder)
+        try:
+            module = import_module(args.folder)
+        except BridgeUnavailable as e:
+            print(f"native bridge: {e}", file=sys.stderr)
+            return 1
         checks = run_selftest(module.ffi, module.lib)
         print(json.dumps([c.__dict__ for c in checks]))
         return 0 if all(c.ok for c in checks) else 1
@@ -35,6 +44,9 @@ def main(argv=None) -> int:
 
             load_bridge()
             print("native bridge: built and verified for the FFmpeg PyAV links")
+    except BuildFailed as e:
+        print(f"native bridge: {e}", file=sys.stderr)
+        return 1
     except BridgeUnavailable as e:
         print(f"native bridge: not built: {e}", file=sys.stderr)
         return 0 if not args.system else 1

@@ -1,11 +1,12 @@
 """Pointers behind PyAV's Cython objects, validated before they are trusted.
 
-PyAV exposes no `AVFrame*`. In the Cython object layout `Frame.ptr` follows PyObject_HEAD and the
-vtable pointer (offset 24 on 64-bit CPython) and `FilterContext.ptr` follows PyObject_HEAD
-(offset 16). Those offsets are checked against fields whose place is the same in every FFmpeg
-version: `AVFrame.data[0]`/`linesize[0]` (offsets 0 and 64) against PyAV's plane of a software
-frame, and `AVFilterContext.av_class->class_name` and `.name` against the filter's own name.
-Reads go through /proc/self/mem, so a wrong guess is an error, not a crash.
+PyAV exposes no `AVFrame*`. In the Cython object layout `Frame.ptr` and `CodecContext.ptr` follow
+PyObject_HEAD and the vtable pointer (both classes have cdef methods: offset 24 on 64-bit CPython)
+and `FilterContext.ptr` follows PyObject_HEAD (offset 16). Those offsets are checked against fields
+whose place is the same in every FFmpeg version: `AVFrame.data[0]`/`linesize[0]` (offsets 0 and
+64) against PyAV's plane of a software frame, `AVFilterContext.av_class->class_name` and `.name`
+against the filter's own name, and `AVCodecContext.av_class->class_name`. Reads go through
+/proc/self/mem, so a wrong guess is an error, not a crash.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 
 FRAME_PTR_OFFSET = 24
 FILTER_CTX_PTR_OFFSET = 16
+CODEC_CTX_PTR_OFFSET = 24
 
 
 class LayoutError(RuntimeError):
@@ -101,4 +103,33 @@ def filter_context_pointer(ctx, offset: int = FILTER_CTX_PTR_OFFSET) -> int:
     if klass != "AVFilter" or name != ctx.name:
         raise LayoutError(f"offset {offset} of FilterContext does not hold an AVFilterContext "
                           f"(class {klass!r}, name {name!r})")
+    return ptr
+
+
+def codec_context_pointer(cc, offset: int = CODEC_CTX_PTR_OFFSET,
+                          matches: Callable[[int, int, int, int], bool] | None = None) -> int:
+    """The `AVCodecContext*` behind a PyAV `CodecContext`, validated.
+
+    Its av_class must name "AVCodecContext" (read safely); `matches(ptr, codec_id, width, height)`,
+    the native bridge's header-exact check, then confirms it is this context (-1: not a video one).
+    """
+    from av.codec.context import CodecContext
+
+    _check_platform()
+    if not isinstance(cc, CodecContext):
+        raise LayoutError(f"expected an av.codec.context.CodecContext, got {type(cc).__name__}")
+    ptr = read_pointer(id(cc) + offset)
+    if ptr == 0:
+        raise LayoutError("the codec context holds no AVCodecContext")
+    try:
+        klass = read_cstring(read_pointer(read_pointer(ptr)))
+    except LayoutError as e:
+        raise LayoutError(f"offset {offset} of CodecContext does not hold an AVCodecContext ({e})") from None
+    if klass != "AVCodecContext":
+        raise LayoutError(f"offset {offset} of CodecContext does not hold an AVCodecContext (class {klass!r})")
+    if matches is not None:
+        video = cc.type == "video"
+        if not matches(ptr, cc.codec.id, cc.width if video else -1, cc.height if video else -1):
+            raise LayoutError(f"offset {offset} of CodecContext does not hold its AVCodecContext "
+                              f"(codec, size or class differ)")
     return ptr

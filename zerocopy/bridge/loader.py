@@ -1,8 +1,8 @@
 """Find the FFmpeg headers, build the native module with them, load it, and verify it.
 
 The module is only used when it was compiled against the headers of the very FFmpeg that PyAV
-has loaded, and links that same libavutil: struct offsets differ between FFmpeg versions, and a
-second libavutil in one process would hand out objects the other copy cannot read.
+has loaded, and links those same libraries: struct offsets differ between FFmpeg versions, and a
+second libavutil or libavcodec in one process would hand out objects the other copy cannot read.
 """
 
 from __future__ import annotations
@@ -19,17 +19,26 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from zerocopy.bridge.layout import LayoutError, filter_context_pointer, frame_pointer
+from zerocopy.bridge.layout import LayoutError, codec_context_pointer, filter_context_pointer, frame_pointer
 
 PREFIX_ENV = "ZEROCOPY_FFMPEG_PREFIX"
 NATIVE_DIR = Path(__file__).resolve().parents[2] / "native"
 MODULE = "_zerocopy_vabridge"
 _ERRORS = {-1: "not a VA-API frame", -2: "the frame has no hw_frames_ctx", -3: "the frame's device is not VA-API",
-           -4: "out of memory"}
+           -4: "out of memory",
+           -5: "the decoder is already open (its device can only change before the first decode)",
+           -6: "the decoder has no hardware device (it was not opened with a hwaccel)",
+           -7: "the decoder's device is not VA-API", -8: "the device to share is not VA-API",
+           -9: "the decoder has its own hw_frames_ctx, which would override the device"}
+LIBRARIES = ("libavutil", "libavfilter", "libavcodec")
 
 
 class BridgeUnavailable(RuntimeError):
     """The native bridge cannot be used here; the message says why, in one line."""
+
+
+class BuildFailed(BridgeUnavailable):
+    """Headers were found, but compiling or loading the module failed: a broken setup, not a missing one."""
 
 
 @dataclass(frozen=True)
@@ -38,12 +47,16 @@ class Headers:
     library_dirs: tuple[str, ...]
     avutil: tuple[int, int, int]
     avfilter: tuple[int, int, int]
+    avcodec: tuple[int, int, int]
     origin: str
+
+    def version(self, library: str) -> tuple[int, int, int]:
+        return getattr(self, library.removeprefix("lib"))
 
     def tag(self) -> str:
         sources = b"".join((NATIVE_DIR / n).read_bytes() for n in ("vabridge.c", "vabridge.h", "build.py"))
         digest = hashlib.sha256(sources + repr(self).encode()).hexdigest()[:10]
-        return f"avutil{'.'.join(map(str, self.avutil))}-avfilter{'.'.join(map(str, self.avfilter))}-{digest}"
+        return "-".join(f"{n[3:]}{'.'.join(map(str, self.version(n)))}" for n in LIBRARIES) + f"-{digest}"
 
 
 def _version(text: str) -> tuple[int, int, int]:
@@ -56,7 +69,8 @@ def _pkg_config(*args: str, env: dict[str, str]) -> str:
 
 
 def find_headers() -> Headers:
-    """FFmpeg (libavutil, libavfilter) and libva headers: from $ZEROCOPY_FFMPEG_PREFIX, else pkg-config."""
+    """FFmpeg (libavutil, libavfilter, libavcodec) and libva headers: from $ZEROCOPY_FFMPEG_PREFIX, else
+    pkg-config."""
     env = dict(os.environ)
     origin = "pkg-config"
     prefix = os.environ.get(PREFIX_ENV)
@@ -67,10 +81,9 @@ def find_headers() -> Headers:
     if shutil.which("pkg-config") is None:
         raise BridgeUnavailable("pkg-config is not installed, so no FFmpeg headers can be found")
     try:
-        avutil = _version(_pkg_config("--modversion", "libavutil", env=env))
-        avfilter = _version(_pkg_config("--modversion", "libavfilter", env=env))
-        cflags = _pkg_config("--cflags-only-I", "libavutil", "libavfilter", "libva", env=env).split()
-        libs = _pkg_config("--libs-only-L", "libavutil", "libavfilter", env=env).split()
+        versions = {n: _version(_pkg_config("--modversion", n, env=env)) for n in LIBRARIES}
+        cflags = _pkg_config("--cflags-only-I", *LIBRARIES, "libva", env=env).split()
+        libs = _pkg_config("--libs-only-L", *LIBRARIES, env=env).split()
         libdir = _pkg_config("--variable=libdir", "libavutil", env=env).strip()
         includedir = _pkg_config("--variable=includedir", "libavutil", env=env).strip()
     except subprocess.CalledProcessError as e:
@@ -79,7 +92,7 @@ def find_headers() -> Headers:
                                 f"({missing[0] if missing else 'not found'})") from None
     includes = tuple(dict.fromkeys([f[2:] for f in cflags] + [includedir]))
     libdirs = tuple(dict.fromkeys([f[2:] for f in libs] + [libdir]))
-    return Headers(includes, libdirs, avutil, avfilter, origin)
+    return Headers(includes, libdirs, versions["libavutil"], versions["libavfilter"], versions["libavcodec"], origin)
 
 
 def build_dir() -> Path:
@@ -89,7 +102,9 @@ def build_dir() -> Path:
 
 
 def build(headers: Headers, out: Path | None = None) -> Path:
-    """Compile the module against `headers` (once per headers + sources); returns its folder."""
+    """Compile the module against `headers` (once per headers + sources); returns its folder.
+
+    A failed compile raises BuildFailed: the headers are there, so the setup is broken, not absent."""
     if not (NATIVE_DIR / "vabridge.c").is_file():
         raise BridgeUnavailable(f"the native sources are not at {NATIVE_DIR} (install from a source checkout)")
     out = out or build_dir() / headers.tag()
@@ -100,9 +115,9 @@ def build(headers: Headers, out: Path | None = None) -> Path:
         spec.loader.exec_module(builder)
         try:
             builder.build(out, list(headers.include_dirs), list(headers.library_dirs))
-        except Exception as e:  # compiler missing, header error…
-            first = (str(e).strip().splitlines() or [type(e).__name__])[-1]
-            raise BridgeUnavailable(f"building the native bridge failed: {first}") from None
+        except Exception as e:  # compiler or setuptools missing, header error, unwritable folder…
+            last = (str(e).strip().splitlines() or [type(e).__name__])[-1]
+            raise BuildFailed(f"build failed in {out}: {last}") from None
     return out
 
 
@@ -114,20 +129,28 @@ def import_module(folder: Path):
     loader = importlib.machinery.ExtensionFileLoader(MODULE, str(so))
     spec = importlib.util.spec_from_file_location(MODULE, so, loader=loader)
     assert spec
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
+    try:
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+    except ImportError as e:  # e.g. a library it links is gone: a broken build
+        raise BuildFailed(f"the build in {folder} cannot be loaded: {e}") from None
     return module
 
 
-def loaded_libavutil_files() -> set[str]:
-    """Distinct libavutil files mapped into this process."""
+def loaded_library_files(name: str) -> set[str]:
+    """Distinct files of library `name` (e.g. "libavutil") mapped into this process."""
     files = set()
+    pattern = re.compile(rf"/{re.escape(name)}(?:-[^/]*)?\.so")
     with open("/proc/self/maps", encoding="utf-8") as f:
         for line in f:
             path = line.split(maxsplit=5)[-1].strip()
-            if re.search(r"/libavutil(?:-[^/]*)?\.so", path):
+            if pattern.search(path):
                 files.add(os.path.realpath(path))
     return files
+
+
+def loaded_libavutil_files() -> set[str]:
+    return loaded_library_files("libavutil")
 
 
 def _int_version(v: tuple[int, int, int]) -> int:
@@ -172,6 +195,64 @@ class Bridge:
         ctx = self.ffi.cast("AVFilterContext *", filter_context_pointer(buffersrc))
         self._check(self.lib.zcva_attach_hw_frames(ctx, self._frame(frame)), "attach hw_frames_ctx")
 
+    def codec_context(self, cc):
+        """The validated `AVCodecContext*` behind a PyAV CodecContext (as a cffi pointer)."""
+        ptr = codec_context_pointer(cc, matches=lambda p, codec_id, w, h: bool(
+            self.lib.zcva_codec_matches(self.ffi.cast("AVCodecContext *", p), codec_id, w, h)))
+        return self.ffi.cast("AVCodecContext *", ptr)
+
+    def device_of(self, frame) -> Device:
+        """The VA device the frame was decoded on, held until the Device is closed: decoders of
+        later inputs can then decode on it (one VADisplay, so one OpenVINO remote context, per run)."""
+        out = self.ffi.new("AVBufferRef **")
+        self._check(self.lib.zcva_device_ref(self._frame(frame), out), "VA device")
+        return Device(self, out[0])
+
+    def use_device(self, codec_context, device: Device) -> None:
+        """Make a PyAV decoder opened with a VA-API hwaccel decode on `device`. Only before its first
+        decode: PyAV opens the codec (avcodec_open2) then, and FFmpeg fixes hw_device_ctx from there."""
+        ctx = self.codec_context(codec_context)
+        self._check(self.lib.zcva_codec_use_device(ctx, device.ref), "share the VA device")
+
+
+class Device:
+    """One reference to a VA-API AVHWDeviceContext, released exactly once: by `close()` (idempotent)
+    or, failing that, when garbage-collected. While it is held the device's VADisplay stays open."""
+
+    def __init__(self, bridge: Bridge, ref):
+        self._bridge = bridge
+        self._ref = bridge.ffi.gc(ref, bridge.lib.zcva_device_unref)
+
+    @property
+    def ref(self):
+        if self._ref is None:
+            raise BridgeUnavailable("the VA device reference was closed")
+        return self._ref
+
+    @property
+    def closed(self) -> bool:
+        return self._ref is None
+
+    def display(self) -> int:
+        out = self._bridge.ffi.new("void **")
+        self._bridge._check(self._bridge.lib.zcva_device_display(self.ref, out), "VADisplay")
+        return int(self._bridge.ffi.cast("uintptr_t", out[0]))
+
+    def display_capsule(self):
+        """The device's VADisplay as the PyCapsule `openvino.VAContext` takes."""
+        return make_capsule(self.display())
+
+    def close(self) -> None:
+        ref, self._ref = self._ref, None
+        if ref is not None:
+            self._bridge.ffi.release(ref)  # runs the gc destructor now, and never again
+
+    def __enter__(self) -> Device:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
 
 def make_capsule(pointer: int):
     new = ctypes.pythonapi.PyCapsule_New
@@ -185,16 +266,18 @@ def make_capsule(pointer: int):
 def verify(module, pyav_versions: dict[str, tuple[int, int, int]]) -> None:
     """Refuse a module whose headers or linked libraries are not the FFmpeg PyAV loaded."""
     lib = module.lib
-    for name, header, linked in (("libavutil", lib.zcva_header_avutil_version(), lib.zcva_linked_avutil_version()),
-                                 ("libavfilter", lib.zcva_header_avfilter_version(),
-                                  lib.zcva_linked_avfilter_version())):
+    for name in LIBRARIES:
+        short = name[3:]
+        header = getattr(lib, f"zcva_header_{short}_version")()
+        linked = getattr(lib, f"zcva_linked_{short}_version")()
         want = _int_version(pyav_versions[name])
         if header != want or linked != want:
             raise BridgeUnavailable(f"the native bridge was built for {name} {_show(header)} and links "
                                     f"{_show(linked)}, but PyAV loaded {_show(want)}")
-    files = loaded_libavutil_files()
-    if len(files) > 1:
-        raise BridgeUnavailable(f"two copies of libavutil are loaded ({', '.join(sorted(files))})")
+    for name in ("libavutil", "libavcodec"):  # the two whose objects cross between PyAV and the bridge
+        files = loaded_library_files(name)
+        if len(files) > 1:
+            raise BridgeUnavailable(f"two copies of {name} are loaded ({', '.join(sorted(files))})")
 
 
 @lru_cache(maxsize=1)
@@ -204,7 +287,8 @@ def load_bridge() -> Bridge:
 
     pyav = {k: tuple(v) for k, v in av.library_versions.items()}
     headers = find_headers()
-    for name, have in (("libavutil", headers.avutil), ("libavfilter", headers.avfilter)):
+    for name in LIBRARIES:
+        have = headers.version(name)
         if have != pyav[name]:
             raise BridgeUnavailable(
                 f"the FFmpeg headers found ({name} {'.'.join(map(str, have))}, via {headers.origin}) are not "
@@ -213,8 +297,9 @@ def load_bridge() -> Bridge:
     module = import_module(build(headers))
     verify(module, pyav)
     bridge = Bridge(module)
-    try:  # the layout of PyAV's objects, once, on a frame whose AVFrame is known
+    try:  # the layout of PyAV's objects, once, on objects whose FFmpeg side is known
         frame_pointer(av.VideoFrame(16, 16, "yuv420p"))
+        bridge.codec_context(av.CodecContext.create("rawvideo", "r"))
     except LayoutError as e:
         raise BridgeUnavailable(str(e)) from None
     return bridge

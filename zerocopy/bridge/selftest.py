@@ -1,7 +1,9 @@
 """The bridge checked against real FFmpeg objects, without hardware (and without importing PyAV).
 
 A VA-API device context is allocated (never initialised) with a known display; a frame carries a
-known surface id; a real buffer source must take a reference on the frame's hw_frames_ctx.
+known surface id; a real buffer source must take a reference on the frame's hw_frames_ctx. A
+device reference taken from the frame must be its device, counted; a real (rawvideo) decoder
+context, not opened, must move to it, and an open one, or one without a device, must be refused.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ class Check:
 
 
 DISPLAY = 0x5EED0D15
+OTHER_DISPLAY = 0x0DD0D15
 SURFACE = 0x2A17
 
 
 def run_selftest(ffi, lib) -> list[Check]:
     checks: list[Check] = []
     vaapi = lib.zcva_pix_fmt_vaapi()
-    header, linked = lib.zcva_header_avutil_version(), lib.zcva_linked_avutil_version()
-    checks.append(Check("headers match the loaded libavutil", header == linked, f"{header:#x} vs {linked:#x}"))
+    versions = {n: (getattr(lib, f"zcva_header_{n}_version")(), getattr(lib, f"zcva_linked_{n}_version")())
+                for n in ("avutil", "avfilter", "avcodec")}
+    checks.append(Check("headers match the loaded libavutil, libavfilter and libavcodec",
+                        all(h == linked for h, linked in versions.values()),
+                        ", ".join(f"{n} {h:#x} vs {linked:#x}" for n, (h, linked) in versions.items())))
     frame = lib.zcva_selftest_frame(ffi.cast("void *", DISPLAY), SURFACE, 64, 48)
     if frame == ffi.NULL:
         checks.append(Check("allocate a VA-API device and frames context", False, "FFmpeg has no VA-API support"))
@@ -61,6 +67,95 @@ def run_selftest(ffi, lib) -> list[Check]:
         checks.append(Check("graph configures as VAAPI with the frame's hw_frames_ctx",
                             configured == 0 and negotiated == vaapi and shares,
                             f"configure {configured}, format {negotiated} (vaapi {vaapi}), shared {shares}"))
+        checks.extend(_device_checks(ffi, lib, frame))
     finally:
         lib.zcva_selftest_frame_free(frame)
+    return checks
+
+
+def _device_checks(ffi, lib, frame) -> list[Check]:
+    """zcva_device_ref / zcva_codec_use_device on real FFmpeg objects, counted by reference counts."""
+    checks: list[Check] = []
+    frame_device = lib.zcva_selftest_frame_device(frame)
+    out, display = ffi.new("AVBufferRef **"), ffi.new("void **")
+    before = lib.zcva_selftest_refcount(frame_device)
+    rc = lib.zcva_device_ref(frame, out)
+    shared = out[0] if rc == 0 else ffi.NULL
+    during = lib.zcva_selftest_refcount(frame_device)
+    drc = lib.zcva_device_display(shared, display) if rc == 0 else rc
+    got = int(ffi.cast("uintptr_t", display[0]))
+    checks.append(Check("device reference from a frame is its device, one more reference",
+                        rc == 0 and drc == 0 and got == DISPLAY and during == before + 1,
+                        f"rc {rc}, display {got:#x}, refs {before} → {during}"))
+    if shared == ffi.NULL:
+        return checks
+    own = lib.zcva_selftest_device(1, ffi.cast("void *", OTHER_DISPLAY))  # the decoder's per-input device
+    drm = lib.zcva_selftest_device(0, ffi.NULL)
+    codecs = []
+
+    def codec(device):
+        ctx = lib.zcva_selftest_codec(device, 64, 48)
+        if ctx != ffi.NULL:
+            codecs.append(ctx)
+        return ctx
+
+    try:
+        ctx = codec(own)
+        if own == ffi.NULL or ctx == ffi.NULL:
+            checks.append(Check("a decoder context on a VA-API device", False, "could not allocate them"))
+            return checks
+        codec_id = lib.zcva_selftest_codec_id(ctx)
+        checks.append(Check("codec layout check accepts the right context and rejects a wrong one",
+                            bool(lib.zcva_codec_matches(ctx, codec_id, 64, 48))
+                            and bool(lib.zcva_codec_matches(ctx, -1, -1, -1))
+                            and not lib.zcva_codec_matches(ctx, codec_id, 64, 50)
+                            and not lib.zcva_codec_matches(ctx, codec_id + 1, 64, 48)
+                            and not lib.zcva_codec_matches(ffi.cast("AVCodecContext *", frame), -1, -1, -1),
+                            f"codec id {codec_id}"))
+        own0, shared0 = lib.zcva_selftest_refcount(own), lib.zcva_selftest_refcount(shared)
+        rc = lib.zcva_codec_use_device(ctx, shared)
+        own1, shared1 = lib.zcva_selftest_refcount(own), lib.zcva_selftest_refcount(shared)
+        moved = bool(lib.zcva_selftest_codec_device_is(ctx, shared))
+        again = lib.zcva_codec_use_device(ctx, shared)  # already there: no second reference
+        shared2 = lib.zcva_selftest_refcount(shared)
+        checks.append(Check("use_device moves a decoder context to the shared device",
+                            rc == 0 and moved and own1 == own0 - 1 and shared1 == shared0 + 1
+                            and again == 0 and shared2 == shared1,
+                            f"rc {rc}, own refs {own0} → {own1}, shared refs {shared0} → {shared1} → {shared2}"))
+        opened = codec(own)
+        orc = lib.zcva_selftest_codec_open(opened) if opened != ffi.NULL else -1
+        rc = lib.zcva_codec_use_device(opened, shared) if orc == 0 else None
+        kept = orc == 0 and bool(lib.zcva_selftest_codec_device_is(opened, own))
+        checks.append(Check("use_device refuses an open decoder context", rc == lib.ZCVA_ERR_CODEC_OPEN and kept,
+                            f"open {orc}, rc {rc}, device kept {kept}"))
+        bare = codec(ffi.NULL)
+        rc = lib.zcva_codec_use_device(bare, shared) if bare != ffi.NULL else None
+        checks.append(Check("use_device refuses a decoder context without a device",
+                            rc == lib.ZCVA_ERR_CODEC_NO_DEVICE and not lib.zcva_selftest_codec_device_is(bare, shared),
+                            f"rc {rc}"))
+        framed = codec(own)
+        frc = lib.zcva_selftest_codec_set_frames(framed, frame) if framed != ffi.NULL else None
+        rc = lib.zcva_codec_use_device(framed, shared) if frc == 0 else None
+        checks.append(Check("use_device refuses a decoder context with its own hw_frames_ctx",
+                            rc == lib.ZCVA_ERR_CODEC_HAS_FRAMES
+                            and bool(lib.zcva_selftest_codec_device_is(framed, own)), f"rc {rc}"))
+        on_drm = codec(drm) if drm != ffi.NULL else ffi.NULL
+        rc_drm_codec = lib.zcva_codec_use_device(on_drm, shared) if on_drm != ffi.NULL else None
+        rc_drm_device = lib.zcva_codec_use_device(codec(own), drm) if drm != ffi.NULL else None
+        checks.append(Check("use_device refuses devices that are not VA-API",
+                            rc_drm_codec == lib.ZCVA_ERR_CODEC_NOT_VAAPI
+                            and rc_drm_device == lib.ZCVA_ERR_DEVICE_NOT_VAAPI
+                            and lib.zcva_codec_use_device(ctx, ffi.NULL) == lib.ZCVA_ERR_DEVICE_NOT_VAAPI,
+                            f"DRM decoder {rc_drm_codec}, DRM device {rc_drm_device}"))
+    finally:
+        for ctx in codecs:
+            lib.zcva_selftest_codec_free(ctx)
+        freed = lib.zcva_selftest_refcount(shared)
+        lib.zcva_device_unref(shared)
+        after = lib.zcva_selftest_refcount(frame_device)
+        checks.append(Check("freeing the decoders and the reference restores the frame device's count",
+                            after == before, f"refs {before} → {during} → {freed} → {after}"))
+        for device in (own, drm):
+            if device != ffi.NULL:
+                lib.zcva_device_unref(device)
     return checks
