@@ -48,10 +48,14 @@ def test_explicit_gpu_path_exits_1_with_its_reasons_on_one_line(path, clips, cap
     err = capsys.readouterr().err
     assert "Traceback" not in err
     lines = err.strip().splitlines()
-    assert len(lines) >= 2, err  # here at least: no VA-API in PyAV, no render node
-    assert all(line.startswith(f"zerocopy: the {path} path cannot run here: ") for line in lines)
+    assert all(line.startswith(f"zerocopy: the {path} path cannot run here: ") for line in lines), err
     reasons = [line.split(": ", 2)[2] for line in lines]
     assert len(set(reasons)) == len(reasons)
+    # one line per reason this machine gives: with a VA-API PyAV and a working bridge (the VA stack
+    # root) the render node alone may be left
+    facts = gather()
+    expected = refusals(facts)[path]
+    assert len(lines) >= 1 and all(any(r in line for line in lines) for r in expected), (expected, err)
 
 
 def test_an_absent_device_is_a_clear_error(clips, capsys, face_model_path):

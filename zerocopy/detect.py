@@ -73,9 +73,36 @@ def _sinks(opts: DetectOptions, labels):
     return sinks
 
 
+def _devices(core, requested: str, front) -> list[str]:
+    """Where a path may infer, best first: with `auto`, a GPU that fails is followed by the CPU."""
+    from zerocopy.infer.model import pick_device
+
+    if requested.lower() != "auto":
+        return [pick_device(core, requested, front.devices)]
+    first = pick_device(core, "auto", front.devices)
+    rest = [d for d in front.devices if d != first.split(".")[0]]
+    return [first] + [d for d in rest if _available(core, d)]
+
+
+def _available(core, device: str) -> bool:
+    from zerocopy.errors import ModelError
+    from zerocopy.infer.model import pick_device
+
+    try:
+        pick_device(core, device)
+        return True
+    except ModelError:
+        return False
+
+
 def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
+    """Try the paths in order until one commits (its first frame went through inference), then run it.
+
+    A path (or, with `--device auto`, a device) that cannot run is refused with its reason before
+    anything reaches the sinks; the sinks are made once and closed here, whichever path ran.
+    """
     from zerocopy.catalog.fetch import cache_dir
-    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
+    from zerocopy.infer.model import WrappedModel, make_core, resolve_spec
     from zerocopy.probe import gather, refusals
     from zerocopy.sinks.report import build_report, write_report
 
@@ -87,33 +114,40 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
     static = {}
     if gpu_paths:
         facts = gather(core.available_devices, check_bridge=True)
-        static = refusals(facts, opts.batch, spec.resize == "letterbox", opts.device)
+        static = refusals(facts, opts.batch, spec.resize == "letterbox", opts.device, opts.va_device)
     refused: dict[str, list[str]] = {}
-    for name in candidates:
-        if name in static:
-            refused[name] = static[name]
-            continue
-        front = front_for(name)
-        try:
-            device = pick_device(core, opts.device, front.devices)
-            model = WrappedModel(core, spec, front.input_kind, opts.batch, front.memory_type)
-            pipeline = Pipeline(model, front, device, opts.nireq, opts.threshold, _sinks(opts, spec.labels),
-                                keep_pictures=bool(opts.output), va_device=opts.va_device, progress=opts.progress,
-                                config=opts.ov_config, decode_threads=opts.decode_threads)
-            result = pipeline.run(opts.inputs, opts.max_frames)
-        except PathUnavailable as e:
-            refused.update(e.reasons)
+    sinks = _sinks(opts, spec.labels)
+    try:
+        for name in candidates:
+            if name in static:
+                refused[name] = static[name]
+                continue
+            front = front_for(name)
+            for device in _devices(core, opts.device, front):
+                model = WrappedModel(core, spec, front.input_kind, opts.batch, front.memory_type)
+                pipeline = Pipeline(model, front, device, opts.nireq, opts.threshold, sinks,
+                                    keep_pictures=bool(opts.output), va_device=opts.va_device,
+                                    progress=opts.progress, config=opts.ov_config,
+                                    decode_threads=opts.decode_threads)
+                try:
+                    result = pipeline.run(opts.inputs, opts.max_frames)
+                except PathUnavailable as e:
+                    for path, why in e.reasons.items():
+                        refused.setdefault(path, []).extend(why)
+                    if not opts.quiet:
+                        log(f"{name} path refused on {device}: {'; '.join(e.reasons.get(name, [str(e)]))}; "
+                            "trying the next")
+                    continue
+                choice = PathChoice(name, PathUnavailable(refused).joined() if refused else {})
+                run = DetectRun(result, choice, pipeline)
+                threads = pipeline.decode_threads if name == "software" else None
+                run.report = build_report(result, choice, model, pipeline.nireq, threads)
+                if opts.report:
+                    write_report(run.report, opts.report)
+                return run
             if opts.path != "auto":
-                raise PathUnavailable(refused) from None
-            if not opts.quiet:
-                log(f"{name} path refused on the first frame: {'; '.join(e.reasons.get(name, [str(e)]))}; "
-                    "trying the next")
-            continue
-        choice = PathChoice(name, PathUnavailable(refused).joined())
-        run = DetectRun(result, choice, pipeline)
-        threads = pipeline.decode_threads if name == "software" else None
-        run.report = build_report(result, choice, model, pipeline.nireq, threads)
-        if opts.report:
-            write_report(run.report, opts.report)
-        return run
+                break
+    finally:
+        for sink in sinks:
+            sink.close()
     raise PathUnavailable(refused)

@@ -130,6 +130,15 @@ def collect() -> dict[str, Any]:
               "va_display": _va_display(n.path, pyav)} for n in render_nodes()]
     ov_info = _openvino()
     facts = gather(ov_info["devices"], check_bridge=True)
+    va_error = None
+    if "vaapi" in pyav["hwdevices"] and nodes:
+        from zerocopy.decode.vaapi import check_device
+        from zerocopy.errors import PathUnavailable
+
+        try:
+            check_device(nodes[0]["path"])
+        except PathUnavailable as e:
+            va_error = e.reasons["va"][0]
     return {
         "schema": SCHEMA,
         "zerocopy": __version__,
@@ -140,7 +149,7 @@ def collect() -> dict[str, Any]:
         "openvino": ov_info,
         "opencl": _opencl(),
         "native_bridge": _bridge(),
-        "paths": verdicts(facts),
+        "paths": verdicts(facts, va_error=va_error),
     }
 
 

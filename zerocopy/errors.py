@@ -13,6 +13,10 @@ class ModelError(ZeroCopyError):
     """The model is missing, cannot be read, or has inputs/outputs the tool cannot feed or decode."""
 
 
+class InferenceError(ZeroCopyError):
+    """OpenVINO failed to run a request (or one did not complete in time)."""
+
+
 class PathUnavailable(ZeroCopyError):
     """Pipeline paths that cannot run here, each with its reasons."""
 
@@ -23,3 +27,15 @@ class PathUnavailable(ZeroCopyError):
 
     def joined(self) -> dict[str, str]:
         return {path: "; ".join(why) for path, why in self.reasons.items()}
+
+
+def openvino_reason(e: BaseException) -> str:
+    """The meaningful part of an OpenVINO exception, on one line.
+
+    OpenVINO prefixes its messages with one `Exception from <file>:<line>:` line per layer it passed
+    through; the reason is what follows them (e.g. "[GPU] … no supported devices found").
+    """
+    lines = [line.strip() for line in str(e).splitlines()]
+    meaningful = [line for line in lines if line and not line.startswith("Exception from ")]
+    text = " ".join(meaningful) or (lines[0] if lines and lines[0] else type(e).__name__)
+    return text if len(text) <= 300 else text[:297] + "…"

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from zerocopy.decode.damage import DamageReport
-from zerocopy.errors import InputError, PathUnavailable
+from zerocopy.decode.vaapi import VASession
+from zerocopy.errors import PathUnavailable
 from zerocopy.frames import Geometry, PreparedFrame
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
@@ -41,8 +42,7 @@ class OpenRequest:
     resize: str
     keep_pictures: bool = False
     batch: int = 1
-    inflight: int = 8  # frames that in-flight requests may hold at once (sizes the VA surface pools)
-    va_device: str | None = None
+    va: VASession | None = None  # the run's render node and shared VA device (VA paths)
     core: Any = None
     decode_threads: int | None = None  # FFmpeg threads for CPU decoding (None: budget.decode_threads)
 
@@ -174,29 +174,28 @@ class BaselineFront(_HostFront):
 
 
 def _open_va(path_name: str, source, req: OpenRequest, download: bool):
-    """VA-API decoder + scale_vaapi graph for the zero-copy (download=False) and copy paths."""
-    import av
-
-    from zerocopy.bridge import BridgeUnavailable, load_bridge
-    from zerocopy.decode.vaapi import open_vaapi, pick_render_node
+    """VA-API decoder (on the run's shared VA device) + scale_vaapi graph, for zero-copy and copy."""
+    from zerocopy.bridge import BridgeUnavailable, LayoutError, load_bridge
+    from zerocopy.decode.vaapi import hw_owned_support, open_vaapi
     from zerocopy.resize.vaapi import VaapiScaler
 
     try:
         bridge = load_bridge()
     except BridgeUnavailable as e:
         raise PathUnavailable({path_name: f"native bridge: {e}"}) from None
-    node = pick_render_node(req.va_device)
-    if node is None:
-        raise PathUnavailable({path_name: "no /dev/dri render node"})
-    scaler = VaapiScaler(bridge, req.width, req.height, req.resize, download=download,
-                         extra_hw_frames=req.inflight, picture=req.keep_pictures)
+    old_pyav = hw_owned_support()
+    if old_pyav:
+        raise PathUnavailable({path_name: old_pyav})
+    va = req.va if req.va is not None else VASession()
+    node = va.open_node(path_name)
+    scaler = VaapiScaler(bridge, req.width, req.height, req.resize, download=download, picture=req.keep_pictures)
+    decoder = open_vaapi(source, node, path_name)
     try:
-        decoder = open_vaapi(source, node, extra_hw_frames=req.inflight)
-    except InputError:
-        raise
-    except (av.FFmpegError, OSError, RuntimeError) as e:
-        raise PathUnavailable({path_name: f"VA-API decoding on {node} failed: {e}"}) from None
-    return bridge, decoder, scaler
+        va.share(bridge, decoder)
+    except (BridgeUnavailable, LayoutError) as e:
+        decoder.close()
+        raise PathUnavailable({path_name: f"cannot decode {source} on the run's VA device: {e}"}) from None
+    return bridge, decoder, scaler, va
 
 
 def _va_frame_errors() -> tuple[type[BaseException], ...]:
@@ -205,12 +204,19 @@ def _va_frame_errors() -> tuple[type[BaseException], ...]:
 
     from zerocopy.bridge import BridgeUnavailable, LayoutError
 
-    return av.FFmpegError, BridgeUnavailable, LayoutError, RuntimeError, ValueError
+    return av.FFmpegError, BridgeUnavailable, LayoutError, RuntimeError, ValueError, OSError
 
 
 def _prime_va(path_name: str, stream: _Stream, source) -> PreparedFrame:
+    from zerocopy.decode.pyav import NothingDecodes
+    from zerocopy.decode.vaapi import codec_label
+
     try:
         first = stream.prime()
+    except NothingDecodes as e:
+        label = codec_label(stream.decoder)
+        stream.close()
+        raise PathUnavailable({path_name: f"the GPU cannot decode {label} ({e})"}) from None
     except _va_frame_errors() as e:
         stream.close()
         raise PathUnavailable({path_name: f"VA-API pipeline failed on the first frame: {e}"}) from None
@@ -219,6 +225,17 @@ def _prime_va(path_name: str, stream: _Stream, source) -> PreparedFrame:
         stream.close()
         raise PathUnavailable({path_name: f"VA-API decoded no frame of {source} ({damage})"})
     return first
+
+
+def _va_prepare(bridge, va, scale: Callable[[Any], tuple[dict[str, Any], Geometry, Any, Any]]) -> Prepare:
+    """`scale` behind the adoption of the run's VA device from its first frame."""
+
+    def prepare(frame):
+        if va.device is None:
+            va.adopt(bridge, frame)
+        return scale(frame)
+
+    return prepare
 
 
 class CopyFront(_HostFront):
@@ -231,17 +248,17 @@ class CopyFront(_HostFront):
     def open(self, source, req: OpenRequest) -> FrameStream:
         from zerocopy.resize.planes import PlaneResizer
 
-        _, decoder, scaler = _open_va(self.name, source, req, download=True)
+        bridge, decoder, scaler, va = _open_va(self.name, source, req, download=True)
         # same size: an exact copy of the planes
         unpack = PlaneResizer(req.width, req.height, "stretch", ring=req.batch + 2)
         y_name, uv_name = req.input_names
 
-        def prepare(frame):
+        def scale(frame):
             small, shown, g = scaler(frame)
             y, uv, _ = unpack(small)
             return {y_name: y, uv_name: uv}, g, None, shown
 
-        stream = _Stream(decoder, prepare)
+        stream = _Stream(decoder, _va_prepare(bridge, va, scale))
         _prime_va(self.name, stream, source)
         return stream
 
@@ -258,20 +275,22 @@ class ZeroCopyFront:
     def open(self, source, req: OpenRequest) -> FrameStream:
         from zerocopy.handoff.surface import va_context
 
-        bridge, decoder, scaler = _open_va(self.name, source, req, download=False)
+        bridge, decoder, scaler, va = _open_va(self.name, source, req, download=False)
 
-        def prepare(frame):
+        def scale(frame):
             surface, shown, g = scaler(frame)
             return {}, g, surface, shown
 
-        stream = _Stream(decoder, prepare)
+        stream = _Stream(decoder, _va_prepare(bridge, va, scale))
         first = _prime_va(self.name, stream, source)
         stream.bridge = bridge
         try:
-            stream.context = va_context(req.core, bridge.display_capsule(first.keepalive))
+            if va.context is None:  # one remote context per run: every input decodes on this display
+                va.context = va_context(req.core, bridge.display_capsule(first.keepalive))
         except PathUnavailable:
             stream.close()
             raise
+        stream.context = va.context
         return stream
 
     def handoff(self, model, stream):

@@ -22,6 +22,7 @@ class Facts:
     render_nodes: tuple[str, ...]
     ov_devices: tuple[str, ...]
     bridge: str  # "ok", or why the native bridge cannot be used
+    old_pyav: str | None = None  # why this PyAV cannot keep frames on the GPU (no HWAccel(is_hw_owned))
 
     @property
     def has_gpu(self) -> bool:
@@ -29,7 +30,7 @@ class Facts:
 
 
 def gather(ov_devices: list[str] | None = None, check_bridge: bool = True) -> Facts:
-    from zerocopy.decode.vaapi import render_nodes
+    from zerocopy.decode.vaapi import hw_owned_support, render_nodes
 
     if ov_devices is None:
         import openvino as ov
@@ -46,12 +47,18 @@ def gather(ov_devices: list[str] | None = None, check_bridge: bool = True) -> Fa
         render_nodes=tuple(n.path for n in render_nodes()),
         ov_devices=tuple(ov_devices),
         bridge=bridge,
+        old_pyav=hw_owned_support(),
     )
 
 
-def va_reasons(facts: Facts, letterbox: bool, download: bool) -> list[str]:
-    """Why VA-API decode + scale_vaapi (+ pad_vaapi, + hwdownload) cannot run here."""
+def va_reasons(facts: Facts, letterbox: bool, download: bool, va_device: str | None = None) -> list[str]:
+    """Why VA-API decode + scale_vaapi (+ pad_vaapi, + hwdownload) cannot run here. A node named with
+    `va_device` is tried even when /dev/dri lists none (it may live elsewhere)."""
+    import os
+
     reasons = []
+    if facts.old_pyav:
+        reasons.append(facts.old_pyav)
     if "vaapi" not in facts.hwdevices:
         reasons.append(f"PyAV was built without VA-API (its FFmpeg offers: {', '.join(facts.hwdevices) or 'none'})")
     else:
@@ -59,16 +66,20 @@ def va_reasons(facts: Facts, letterbox: bool, download: bool) -> list[str]:
         missing = [f for f in need if not facts.filters.get(f)]
         if missing:
             reasons.append(f"PyAV's FFmpeg has no {', '.join(missing)} filter")
-    if not facts.render_nodes:
+    if va_device:
+        if not os.path.exists(va_device):
+            reasons.append(f"the render node {va_device} does not exist")
+    elif not facts.render_nodes:
         reasons.append("no /dev/dri render node")
     if facts.bridge != "ok":
         reasons.append(f"native bridge: {facts.bridge}")
     return reasons
 
 
-def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str = "auto") -> dict[str, list[str]]:
+def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str = "auto",
+             va_device: str | None = None) -> dict[str, list[str]]:
     """Reason per GPU path that cannot run; a path absent from the result may run."""
-    zero = va_reasons(facts, letterbox, download=False)
+    zero = va_reasons(facts, letterbox, download=False, va_device=va_device)
     if not facts.has_gpu:
         zero.append(f"OpenVINO sees no GPU (devices: {', '.join(facts.ov_devices) or 'none'})")
     if device.upper().startswith("CPU"):
@@ -76,13 +87,17 @@ def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str =
     if batch > 1:
         zero.append("remote NV12 surfaces cannot be batched from Python (InferRequest.set_tensors takes "
                     "host tensors only); use --batch 1")
-    copy = va_reasons(facts, letterbox, download=True)
+    copy = va_reasons(facts, letterbox, download=True, va_device=va_device)
     return {path: why for path, why in (("zero-copy", zero), ("copy", copy)) if why}
 
 
-def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True) -> dict[str, str]:
-    """For doctor: every path, 'available' or 'unavailable: reason'."""
+def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True, va_error: str | None = None) -> dict[str, str]:
+    """For doctor: every path, 'available' or 'unavailable: reason'. `va_error`: why the render node
+    found cannot be opened (checked for real by doctor)."""
     refused = refusals(facts, batch, letterbox)
+    if va_error:
+        for path in ("zero-copy", "copy"):
+            refused[path] = [r for r in refused.get(path, []) if "render node" not in r] + [va_error]
     out = {p: (f"unavailable: {'; '.join(refused[p])}" if p in refused else "available")
            for p in ("zero-copy", "copy")}
     out["software"] = "available"

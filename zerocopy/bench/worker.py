@@ -70,6 +70,9 @@ def run_path(args: dict) -> dict:
         result = pipeline.run([args["input"]], args["warmup"] + args["frames"])
     except PathUnavailable as e:
         return {"unavailable": "; ".join(f"{'; '.join(r)}" for r in e.reasons.values())}
+    finally:
+        for sink in sinks:
+            sink.close()
     measured = meter.count - meter.warmup
     wall, cpu = meter.t1 - meter.t0, meter.c1 - meter.c0
     stages = {name: summarise(samples[meter.warmup:]) for name, samples in result.stages.samples.items()}

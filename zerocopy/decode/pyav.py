@@ -102,17 +102,22 @@ def open_input(path: str | Path, **kwargs) -> av.container.InputContainer:
     return container
 
 
+class NothingDecodes(Exception):
+    """Packet after packet fails and no frame has come out (e.g. a codec the GPU cannot decode)."""
+
+
 class PyAVDecoder:
     """Iterates `(frame, decode_ms, pts)` from the first video stream; reading errors go to `damage`.
 
     Without `hwaccel` it decodes on the CPU with `threads` FFmpeg threads (0: FFmpeg's choice),
     and with `read_ahead` > 0 on a thread of its own, that many frames ahead of the consumer.
     With a VA-API `HWAccel` (`is_hw_owned=True`) frames stay on the GPU; `extra_hw_frames` grows
-    the decoder's fixed surface pool by the frames that in-flight requests and queues hold.
+    the decoder's fixed surface pool by the frames the caller holds at once. With
+    `give_up_without_frame` = N, N failed packets in a row before any frame raise `NothingDecodes`.
     """
 
     def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0, threads: int = 0,
-                 read_ahead: int = 0):
+                 read_ahead: int = 0, give_up_without_frame: int = 0):
         self.path = str(path)
         self.container = open_input(path, hwaccel=hwaccel) if hwaccel is not None else open_input(path)
         self.stream = self.container.streams.video[0]
@@ -122,6 +127,7 @@ class PyAVDecoder:
         elif extra_hw_frames:
             self.stream.codec_context.options = {"extra_hw_frames": str(extra_hw_frames)}
         self.read_ahead = read_ahead
+        self.give_up_without_frame = give_up_without_frame
         self.damage = DamageReport()
         self._log = FFmpegLogCapture(self.damage)
         self._ahead: ReadAhead | None = None
@@ -144,6 +150,7 @@ class PyAVDecoder:
     def frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
         """`(frame, decode_ms, pts_seconds)` in decode order."""
         self._log.start()
+        drained = False
         try:
             if self.read_ahead:
                 self._ahead = ReadAhead(self._frames(), self.read_ahead, name="zerocopy-decode",
@@ -151,9 +158,11 @@ class PyAVDecoder:
                 yield from self._ahead
             else:
                 yield from self._frames()
+            drained = True
         finally:
             self._stop_read_ahead()
-            self._log.stop()
+            if drained:  # else the decoder's threads may still log: `close()` drains them first
+                self._log.stop()
 
     def _stop_read_ahead(self) -> None:
         ahead, self._ahead = self._ahead, None
@@ -163,6 +172,8 @@ class PyAVDecoder:
     def _frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
         codec = self.stream.codec_context
         packets = self.container.demux(self.stream)
+        decoded_any, failed_in_a_row, seen = False, 0, 0
+        limit = self.give_up_without_frame
         while True:
             t0 = time.perf_counter()
             try:
@@ -172,12 +183,21 @@ class PyAVDecoder:
             except av.FFmpegError as e:  # truncated or broken container: keep what decoded so far
                 self.damage.stopped_early = describe_av_error(e)
                 packet = None
+            seen += 1
             try:
                 decoded = codec.decode(packet)
-            except av.FFmpegError:
+                failed_in_a_row = 0
+            except av.FFmpegError as e:
                 self.damage.packets_failed += 1
                 decoded = []
+                failed_in_a_row += 1
+                if limit and not decoded_any and failed_in_a_row >= limit:
+                    raise NothingDecodes(f"{failed_in_a_row} packets in a row failed to decode and none gave a "
+                                         f"frame (last error: {describe_av_error(e)})") from None
             ms = (time.perf_counter() - t0) * 1e3
+            decoded_any = decoded_any or bool(decoded)
+            if limit and not decoded_any and seen >= 4 * limit:  # silent failure: no error, no frame
+                raise NothingDecodes(f"{seen} packets gave no frame")
             for frame in decoded:
                 if frame.is_corrupt:
                     self.damage.corrupt_frames += 1

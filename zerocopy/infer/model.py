@@ -16,7 +16,7 @@ from openvino.preprocess import ColorFormat, PrePostProcessor
 
 from zerocopy.budget import inference_threads
 from zerocopy.catalog import CATALOG, CatalogEntry
-from zerocopy.errors import ModelError
+from zerocopy.errors import ModelError, openvino_reason
 from zerocopy.outputs import OutputDecoder, guess_decoder, make_decoder
 
 InputKind = Literal["nv12", "bgr"]
@@ -59,8 +59,7 @@ def read_model(core: ov.Core, path: Path) -> ov.Model:
     try:
         return core.read_model(str(path))
     except RuntimeError as e:
-        first = (str(e).strip().splitlines() or ["unreadable"])[0]
-        raise ModelError(f"cannot read model {path}: {first}") from None
+        raise ModelError(f"cannot read model {path}: {openvino_reason(e)}") from None
 
 
 def image_input(model: ov.Model) -> tuple[ov.Output, str, int, int]:
@@ -176,14 +175,20 @@ class WrappedModel:
         `config` (OpenVINO properties) overrides `default_config(device)`.
         """
         cfg = {**default_config(device), **(config or {})}
+        if self.memory_type:  # the BATCH wrapper copies inputs with data(), which remote tensors lack
+            cfg["ALLOW_AUTO_BATCHING"] = "NO"
         try:
             self.compiled = self.core.compile_model(self.model, context if context is not None else device, cfg)
-        except RuntimeError as e:
-            first = (str(e).strip().splitlines() or ["failed"])[0]
-            raise ModelError(f"cannot compile {self.spec.name} for {device}: {first}") from None
+        except (RuntimeError, TypeError) as e:
+            raise ModelError(f"cannot compile {self.spec.name} for {device}: {openvino_reason(e)}") from None
         self.device = device
         self._out_ports = {name: self.compiled.outputs[i] for i, name in enumerate(self.output_names)}
         return self
+
+    def release(self) -> None:
+        """Drop the compiled model (before the VA device its remote context uses goes away)."""
+        self.compiled = None
+        self._out_ports = {}
 
     @property
     def optimal_nireq(self) -> int:
@@ -201,14 +206,21 @@ class WrappedModel:
 
 
 def default_config(device: str) -> dict[str, Any]:
-    """THROUGHPUT everywhere; on the CPU, inference gets at most half the cores.
+    """THROUGHPUT everywhere, without OpenVINO's automatic batching; on the CPU, inference gets at
+    most half the cores.
+
+    zerocopy batches itself (`--batch`). On a GPU, THROUGHPUT would otherwise let OpenVINO wrap the
+    model in its BATCH device: DetectionOutput models then go to HETERO:BATCH,GPU, which cannot
+    compile on a remote context; other models get a batch that the few requests in flight never
+    fill (each waits for the batch timeout); and a full batch copies its inputs with `data()`,
+    which remote tensors do not implement.
 
     On the CPU, decoding and inference share the cores. Measured on 2 cores with BlazeFace over a
     1080p H.264 clip, the whole pipeline took 2.0 ms of CPU per frame with one inference thread
     against 3.3 ms with THROUGHPUT's two stream threads (which mostly wake and spin); FPS was level
     within noise. Override with `--ov-config INFERENCE_NUM_THREADS=…` for big models.
     """
-    cfg: dict[str, Any] = {"PERFORMANCE_HINT": "THROUGHPUT"}
+    cfg: dict[str, Any] = {"PERFORMANCE_HINT": "THROUGHPUT", "ALLOW_AUTO_BATCHING": "NO"}
     if device.split(".")[0] == "CPU":
         cfg["INFERENCE_NUM_THREADS"] = str(inference_threads())
     return cfg

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 import numpy as np
 import openvino as ov
 
+from zerocopy.errors import InferenceError, openvino_reason
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
 from zerocopy.outputs.base import split_batch_major
@@ -31,11 +32,24 @@ class Result:
     inference_ms: float
 
 
+@dataclass
+class _Pending:
+    frames: list[PreparedFrame]
+    held: Any  # what the hand-off bound (remote tensors, the VA frame): kept until completion
+    rid: int
+    start: float
+
+
 class InferenceScheduler:
     """Submits batches to an `AsyncInferQueue` and hands results back strictly in submission order.
 
     Requests finish in any order; their outputs are copied in the completion callback and parked
     until every earlier batch is out, so sinks always see frames in decode order.
+
+    A request that fails never calls the callback; OpenVINO rethrows its error from the queue's
+    waits instead. So the scheduler waits on each request itself (in order), turns a failure into
+    `InferenceError` at that request's place in the order, and never waits for a callback that
+    cannot come.
     """
 
     def __init__(self, model: WrappedModel, handoff: Handoff, nireq: int):
@@ -44,23 +58,39 @@ class InferenceScheduler:
         self._queue.set_callback(self._done)
         self._lock = threading.Condition()
         self._finished: dict[int, tuple[list[dict[str, np.ndarray]], float, BaseException | None]] = {}
-        self._pending: dict[int, tuple[list[PreparedFrame], Any, float]] = {}
+        self._pending: dict[int, _Pending] = {}
         self._next_submit = 0
         self._next_deliver = 0
+        self.failed = False  # a request failed: OpenVINO's queue keeps rethrowing it, so use a new one
 
     def submit(self, frames: Sequence[PreparedFrame]) -> None:
-        """Start one batch (len == model batch; pad with repeats of the last frame if short)."""
+        """Start one batch (len == model batch; pad with repeats of the last frame if short).
+
+        Raises `InferenceError` when an earlier request failed (OpenVINO reports it here; `results`
+        then says which); what the hand-off raises while binding propagates as it is.
+        """
         frames = list(frames)
         real = len(frames)
         while len(frames) < self.model.batch:
             frames.append(frames[-1])
-        rid = self._queue.get_idle_request_id()
+        try:
+            rid = self._queue.get_idle_request_id()
+        except RuntimeError as e:
+            self.failed = True
+            raise InferenceError(f"inference failed: {openvino_reason(e)}") from None
         held = self.handoff.bind(self._queue[rid], frames, rid)
         seq = self._next_submit
-        self._next_submit += 1
         with self._lock:
-            self._pending[seq] = (frames[:real], held, time.perf_counter())
-        self._queue.start_async(userdata=seq)
+            self._pending[seq] = _Pending(frames[:real], held, rid, time.perf_counter())
+        self._next_submit += 1
+        try:
+            self._queue.start_async(userdata=seq)
+        except RuntimeError as e:
+            self.failed = True
+            with self._lock:
+                self._pending.pop(seq)
+            self._next_submit -= 1
+            raise InferenceError(f"inference could not start: {openvino_reason(e)}") from None
 
     def _done(self, request: ov.InferRequest, seq: int) -> None:
         end = time.perf_counter()
@@ -78,25 +108,58 @@ class InferenceScheduler:
         except BaseException as e:  # surfaced on the main thread by results()
             per_frame, err = [], e
         with self._lock:
-            start = self._pending[seq][2]
+            start = self._pending[seq].start
             self._finished[seq] = (per_frame, (end - start) * 1e3, err)
             self._lock.notify_all()
 
-    def results(self, wait: bool = False) -> Iterator[Result]:
-        """Yield finished results in order; with `wait`, block until everything submitted is out."""
+    def _settle(self, timeout: float | None = None) -> None:
+        """Wait for every request in flight, in order, and record the ones that failed.
+
+        A request that completes has run `_done` when its wait returns (checked on OpenVINO
+        2026.4); one that failed raises from its wait, every time it is waited on.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for seq in sorted(self._pending):
+            if seq in self._finished:
+                continue
+            request = self._queue[self._pending[seq].rid]
+            try:
+                if deadline is None:
+                    request.wait()
+                elif not request.wait_for(max(0, int((deadline - time.monotonic()) * 1e3))):
+                    raise InferenceError(f"an inference request did not complete within {timeout:g} s")
+            except RuntimeError as e:
+                self.failed = True
+                with self._lock:
+                    self._finished[seq] = ([], 0.0, InferenceError(f"inference failed: {openvino_reason(e)}"))
+                continue
+            with self._lock:  # in case the callback still runs on OpenVINO's thread
+                self._lock.wait_for(lambda s=seq: s in self._finished, timeout=5.0)
+
+    def results(self, wait: bool = False, timeout: float | None = None) -> Iterator[Result]:
+        """Yield finished results in order; with `wait`, first wait until everything submitted is done.
+
+        A failed request raises `InferenceError` at its place in the order (after the results before
+        it). With `timeout` (seconds), a request still running then raises `InferenceError` too.
+        """
+        if wait:
+            self._settle(timeout)
         while self._next_deliver < self._next_submit:
             with self._lock:
                 if self._next_deliver not in self._finished:
-                    if not wait:
-                        return
-                    self._lock.wait_for(lambda: self._next_deliver in self._finished)
+                    return
                 per_frame, ms, err = self._finished.pop(self._next_deliver)
-                frames, _held, _start = self._pending.pop(self._next_deliver)
+                pending = self._pending.pop(self._next_deliver)
             self._next_deliver += 1
             if err is not None:
                 raise err
-            for frame, outputs in zip(frames, per_frame, strict=False):
+            for frame, outputs in zip(pending.frames, per_frame, strict=False):
                 yield Result(frame, outputs, ms)
 
     def wait_all(self) -> None:
-        self._queue.wait_all()
+        """Wait for every request in flight; never raises for a failed one (`results` does)."""
+        self._settle()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._pending)

@@ -22,12 +22,16 @@ SCALE_OPTIONS = "format=nv12:out_color_matrix=smpte170m:out_range=limited"
 PICTURE_CHAIN = [("hwdownload", ""), ("format", "nv12|p010le"), ("buffersink", "")]
 
 
-def graph_chain(g: Geometry, download: bool, extra_hw_frames: int) -> list[tuple[str, str]]:
-    """The filters after the buffer source, as (name, args)."""
-    chain = [("scale_vaapi", f"w={g.content_w}:h={g.content_h}:{SCALE_OPTIONS}:extra_hw_frames={extra_hw_frames}")]
+def graph_chain(g: Geometry, download: bool) -> list[tuple[str, str]]:
+    """The filters after the buffer source, as (name, args).
+
+    No `extra_hw_frames` here: with VA-API 1.x the VPP filters' output pools start empty and grow on
+    demand (FFmpeg's vaapi_vpp sets initial_pool_size 0, and ff_filter_init_hw_frames then ignores
+    extra_hw_frames), so the surfaces requests in flight hold never run out.
+    """
+    chain = [("scale_vaapi", f"w={g.content_w}:h={g.content_h}:{SCALE_OPTIONS}")]
     if not g.is_full:
-        chain.append(("pad_vaapi", f"width={g.dst_w}:height={g.dst_h}:x={g.x0}:y={g.y0}:color=black"
-                                   f":extra_hw_frames={extra_hw_frames}"))
+        chain.append(("pad_vaapi", f"width={g.dst_w}:height={g.dst_h}:x={g.x0}:y={g.y0}:color=black"))
     if download:
         chain += [("hwdownload", ""), ("format", "nv12")]
     chain.append(("buffersink", ""))
@@ -45,14 +49,13 @@ class VaapiScaler:
     With `picture`, a second branch downloads the full-size frame too, for sinks that draw on it.
     """
 
-    def __init__(self, bridge, dst_w: int, dst_h: int, mode: ResizeMode, download: bool, extra_hw_frames: int,
-                 picture: bool = False):
+    def __init__(self, bridge, dst_w: int, dst_h: int, mode: ResizeMode, download: bool, picture: bool = False):
         missing = missing_filters(mode, download or picture)
         if missing:
             raise PathUnavailable({"copy" if download else "zero-copy":
                                    f"PyAV's FFmpeg lacks the {', '.join(missing)} filter(s)"})
         self.bridge, self.dst_w, self.dst_h, self.mode = bridge, dst_w, dst_h, mode
-        self.download, self.extra, self.picture = download, extra_hw_frames, picture
+        self.download, self.picture = download, picture
         self._key: tuple[int, int] | None = None
         self._src = self._sink = self._picture_sink = self._graph = None
         self.geometry: Geometry | None = None
@@ -76,7 +79,7 @@ class VaapiScaler:
                 a.link_to(b)
             self._picture_sink = nodes[-1]
         nodes = [graph.add(name, args) if args else graph.add(name)
-                 for name, args in graph_chain(g, self.download, self.extra)]
+                 for name, args in graph_chain(g, self.download)]
         head.link_to(nodes[0])
         for a, b in zip(nodes, nodes[1:], strict=False):
             a.link_to(b)
