@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zerocopy.errors import InputError, PathUnavailable
+from zerocopy.errors import InputError, ModelError, PathUnavailable
 from zerocopy.paths import AUTO_ORDER, PathChoice, front_for
 from zerocopy.pipeline import Pipeline, RunResult
 
@@ -123,7 +123,14 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
                 refused[name] = static[name]
                 continue
             front = front_for(name)
-            for device in _devices(core, opts.device, front):
+            try:
+                devices = _devices(core, opts.device, front)
+            except ModelError as e:  # e.g. zero-copy needs a GPU OpenVINO does not see
+                if opts.path != "auto":
+                    raise
+                refused.setdefault(name, []).append(str(e))
+                continue
+            for device in devices:
                 model = WrappedModel(core, spec, front.input_kind, opts.batch, front.memory_type)
                 pipeline = Pipeline(model, front, device, opts.nireq, opts.threshold, sinks,
                                     keep_pictures=bool(opts.output), va_device=opts.va_device,

@@ -138,13 +138,18 @@ def import_module(folder: Path):
 
 
 def loaded_library_files(name: str) -> set[str]:
-    """Distinct files of library `name` (e.g. "libavutil") mapped into this process."""
+    """Distinct files of library `name` (e.g. "libavutil") mapped into this process, leaving out the
+    private copies other wheels bundle (e.g. `opencv_python_headless.libs/libavcodec-<hash>.so`): those
+    have names and symbols of their own, so they cannot be confused with PyAV's."""
     files = set()
     pattern = re.compile(rf"/{re.escape(name)}(?:-[^/]*)?\.so")
     with open("/proc/self/maps", encoding="utf-8") as f:
         for line in f:
             path = line.split(maxsplit=5)[-1].strip()
             if pattern.search(path):
+                folder = os.path.basename(os.path.dirname(path))
+                if folder.endswith(".libs") and folder != "av.libs":
+                    continue
                 files.add(os.path.realpath(path))
     return files
 
