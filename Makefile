@@ -1,11 +1,11 @@
 # zerocopy — set-up, demo and tests. Everything lands in .venv; nothing is installed system-wide.
 PYTHON ?= python3
-VENV   := .venv
+VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-output
 
-.PHONY: setup demo test test-igpu doctor lint clean models
+.PHONY: setup demo test test-igpu doctor lint clean models setup-gpu test-va-stack
 
 setup: $(STAMP)
 
@@ -17,6 +17,14 @@ $(STAMP): pyproject.toml native/vabridge.c native/vabridge.h native/build.py
 	$(BIN)/python -m pip install -qq -e '.[test,baseline,bench]'
 	$(BIN)/python -m zerocopy.bridge build
 	@touch $(STAMP)
+
+# The VA-API paths: PyAV built against the system FFmpeg (>= 8, with VA-API) and the bridge for it.
+setup-gpu:
+	@VENV='$(VENV)' PYTHON='$(PYTHON)' MAKE='$(MAKE)' bash scripts/setup-gpu.sh
+
+# The VA stack (VA-API PyAV, bridge, doctor, whole suite) in a cached Debian testing root; needs root.
+test-va-stack:
+	@bash scripts/va-stack.sh test
 
 models: setup
 	$(BIN)/zerocopy models pull face

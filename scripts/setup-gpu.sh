@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Set up the project's venv for the VA-API paths (zero-copy, copy) on Linux:
+#   1. the FFmpeg/libva development packages (apt-get as root; otherwise the command is printed),
+#   2. the system FFmpeg must be >= 8 and built with VA-API (checked with pkg-config and ldd),
+#   3. `make setup` (the venv, as usual, with PyPI's PyAV, which has no VA-API),
+#   4. PyAV rebuilt from source against the system FFmpeg, replacing PyPI's wheel (the built wheel
+#      is cached per PyAV, Python and FFmpeg version, so a rerun takes seconds),
+#   5. the native bridge built against the same headers ("built and verified", or this fails),
+#   6. `zerocopy doctor`, and its verdict.
+#
+#   make setup-gpu                      # or: scripts/setup-gpu.sh
+#
+# Environment: VENV (default .venv), PYTHON (default python3), ZEROCOPY_AV_VERSION (default: the
+# PyAV version `make setup` installed; must be >= 17), ZEROCOPY_WHEEL_CACHE (default
+# ${XDG_CACHE_HOME:-~/.cache}/zerocopy/wheels).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+MAKE=${MAKE:-make}
+PY="$VENV/bin/python"
+DEBS=(pkg-config build-essential python3-dev libavcodec-dev libavformat-dev libavdevice-dev libavfilter-dev
+      libavutil-dev libswscale-dev libswresample-dev libva-dev)
+LIBS=(libavcodec libavformat libavdevice libavfilter libavutil libswscale libswresample)
+MIN_FFMPEG=8 MIN_AVCODEC=62 MIN_AVUTIL=60  # FFmpeg 8.x ships libavcodec 62, libavutil 60
+
+first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return 0; }; done; return 0; }  # first existing of a glob
+die() { echo "setup-gpu: FAILED: $*" >&2; exit 1; }
+step() { echo "==> $*"; }
+
+# FFmpeg release of a libavcodec major version: 5.x = 59, 6.x = 60, 7.x = 61, 8.x = 62, 9.x = 63.
+ffmpeg_of_avcodec() { if [ "$1" -ge 59 ]; then echo "$(($1 - 54)).x"; else echo "older than 5"; fi; }
+
+what_to_do() {  # printed when the system FFmpeg cannot carry PyAV >= 17 with VA-API
+  cat >&2 <<EOF
+setup-gpu: the VA-API paths need PyAV >= 17 (HWAccel is_hw_owned), and PyAV >= 17 builds only against FFmpeg >= 8;
+that FFmpeg must be built with VA-API. Options:
+  - a distribution shipping FFmpeg >= 8 with VA-API: Debian testing ("forky") has FFmpeg 9.0 with VA-API,
+    and this script builds PyAV 18.1 against it (checked: scripts/va-stack.sh test does exactly that);
+  - conda-forge: its ffmpeg is configured with --enable-vaapi on linux-64; in a conda env with
+    conda-forge's av (>= 17) and ffmpeg, install this project there and build the bridge with
+    ZEROCOPY_FFMPEG_PREFIX=\$CONDA_PREFIX python -m zerocopy.bridge build; check with zerocopy doctor.
+The software path works everywhere: make setup.
+EOF
+}
+
+[ "$(uname -s)" = Linux ] || die "VA-API is Linux-only (this is $(uname -s)); use make setup for the software path"
+
+# --- 1. development packages ---------------------------------------------------------------------
+missing=()
+if command -v dpkg-query >/dev/null; then
+  for p in "${DEBS[@]}"; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    # Before installing anything: would apt's FFmpeg be new enough at all?
+    cand=$(apt-cache policy libavcodec-dev 2>/dev/null | awk '/Candidate:/ {print $2}')
+    cand_major=$(sed -E 's/^[0-9]+://; s/[^0-9].*//' <<<"${cand:-}")
+    if [ -n "$cand_major" ] && [ "$cand_major" -lt "$MIN_FFMPEG" ]; then
+      what_to_do
+      die "this system's FFmpeg is ${cand#*:} (apt's libavcodec-dev); the VA-API paths need FFmpeg >= $MIN_FFMPEG"
+    fi
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      step "installing ${missing[*]}"
+      apt-get update -qq >/dev/null
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+        || die "apt-get install ${missing[*]} failed"
+      missing=()
+    else
+      echo "setup-gpu: missing packages; run:" >&2
+      echo "  sudo apt-get install --no-install-recommends ${missing[*]}" >&2
+      exit 1
+    fi
+  fi
+else
+  command -v pkg-config >/dev/null || missing+=(pkg-config)
+  command -v cc >/dev/null || missing+=("a C compiler")
+  "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()["include"] + "/Python.h"))' \
+    2>/dev/null || missing+=("Python headers")
+  for l in "${LIBS[@]}" libva; do
+    command -v pkg-config >/dev/null && pkg-config --exists "$l" || missing+=("$l")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup-gpu: missing: ${missing[*]}. Install the FFmpeg and libva development packages, e.g." >&2
+    echo "  Debian/Ubuntu: sudo apt-get install --no-install-recommends ${DEBS[*]}" >&2
+    echo "  Fedora (FFmpeg from RPM Fusion): sudo dnf install gcc pkgconf-pkg-config python3-devel ffmpeg-devel libva-devel" >&2
+    exit 1
+  fi
+fi
+
+# --- 2. the system FFmpeg: >= 8, with VA-API -----------------------------------------------------
+for l in "${LIBS[@]}" libva; do
+  pkg-config --exists "$l" || die "pkg-config finds no $l (its -dev package is missing)"
+done
+avcodec=$(pkg-config --modversion libavcodec)
+avutil=$(pkg-config --modversion libavutil)
+libva=$(pkg-config --modversion libva)
+ffmpeg_rel=$(ffmpeg_of_avcodec "${avcodec%%.*}")
+if [ "${avcodec%%.*}" -lt "$MIN_AVCODEC" ] || [ "${avutil%%.*}" -lt "$MIN_AVUTIL" ]; then
+  what_to_do
+  die "the system FFmpeg is $ffmpeg_rel (libavcodec $avcodec, libavutil $avutil); the VA-API paths need FFmpeg >= $MIN_FFMPEG"
+fi
+incdir=$(pkg-config --variable=includedir libavutil)
+libdir=$(pkg-config --variable=libdir libavutil)
+so=$(first "$libdir"/libavutil.so.*)
+[ -f "$incdir/libavutil/hwcontext_vaapi.h" ] || die "no $incdir/libavutil/hwcontext_vaapi.h (libavutil-dev incomplete?)"
+if [ -z "$so" ] || [[ "$(ldd "$so" 2>/dev/null)" != *libva.so* ]]; then
+  what_to_do
+  die "the system FFmpeg $ffmpeg_rel is built without VA-API (${so:-no libavutil.so in $libdir} does not link libva)"
+fi
+echo "system FFmpeg $ffmpeg_rel (libavcodec $avcodec, libavutil $avutil) with VA-API (libva, VA-API $libva)"
+
+# --- 3. the venv ---------------------------------------------------------------------------------
+if ! "$MAKE" --no-print-directory -q setup VENV="$VENV" PYTHON="$PYTHON" 2>/dev/null; then
+  step "make setup (its 'native bridge: not built' line is expected: that is PyPI's PyAV, replaced below)"
+  "$MAKE" --no-print-directory setup VENV="$VENV" PYTHON="$PYTHON"
+fi
+
+# --- 4. PyAV against the system FFmpeg -----------------------------------------------------------
+installed=$("$PY" -c 'import importlib.metadata as m; print(m.version("av"))' 2>/dev/null || true)
+AV_VERSION=${ZEROCOPY_AV_VERSION:-$installed}
+[ -n "$AV_VERSION" ] || die "no PyAV in $VENV after make setup"
+[ "${AV_VERSION%%.*}" -ge 17 ] 2>/dev/null \
+  || die "PyAV $AV_VERSION is older than 17 (no HWAccel is_hw_owned); set ZEROCOPY_AV_VERSION=18.1.0 (or newer)"
+
+sysversions=$(for l in "${LIBS[@]}"; do printf '%s=%s\n' "$l" "$(pkg-config --modversion "$l")"; done)
+pyav_ok() {  # the venv's PyAV is $AV_VERSION, links exactly the system FFmpeg, and offers VA-API
+  SYSV="$sysversions" WANT="$AV_VERSION" "$PY" - <<'EOF' 2>/dev/null
+import os, sys
+import av, av.codec.hwaccel, av.filter
+want = dict(line.split("=") for line in os.environ["SYSV"].split())
+have = {k: ".".join(map(str, v)) for k, v in av.library_versions.items()}
+ok = (av.__version__ == os.environ["WANT"] and all(have.get(k) == v for k, v in want.items())
+      and "vaapi" in av.codec.hwaccel.hwdevices_available() and "scale_vaapi" in av.filter.filters_available)
+sys.exit(0 if ok else 1)
+EOF
+}
+
+if pyav_ok; then
+  echo "PyAV $AV_VERSION is already built against the system FFmpeg"
+else
+  key=$("$PY" - <<EOF
+import platform, sys, sysconfig
+print(f"av-$AV_VERSION-{sys.implementation.cache_tag}-{sysconfig.get_platform()}")
+EOF
+)
+  key="$key-$(printf '%s\nlibva=%s\n' "$sysversions" "$libva" | sha256sum | cut -c1-12)"
+  cache=${ZEROCOPY_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/zerocopy/wheels}/$key
+  wheel=$(first "$cache"/av-*.whl)
+  if [ -z "$wheel" ]; then
+    mkdir -p "$cache"
+    tmp=$(mktemp -d "$cache/.build.XXXXXX")
+    log="$cache/build.log"
+    step "building PyAV $AV_VERSION from source against FFmpeg $ffmpeg_rel (about 2.5 minutes on 2 cores; log: $log)"
+    start=$SECONDS
+    # PyAV's own build isolation brings Cython; --no-cache-dir: never reuse a wheel pip built for another FFmpeg.
+    if ! "$PY" -m pip wheel --no-binary av --no-deps --no-cache-dir --disable-pip-version-check \
+         -w "$tmp" "av==$AV_VERSION" >"$log" 2>&1; then
+      tail -n 25 "$log" >&2
+      rm -rf "$tmp"
+      die "building PyAV $AV_VERSION against the system FFmpeg failed (log: $log)"
+    fi
+    mv "$tmp"/av-*.whl "$cache"/
+    rm -rf "$tmp"
+    wheel=$(first "$cache"/av-*.whl)
+    echo "built $(basename "$wheel") in $((SECONDS - start)) s; cached in $cache"
+  else
+    echo "using the cached wheel $wheel"
+  fi
+  "$PY" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel" \
+    || die "pip install $wheel failed"
+  pyav_ok || die "the PyAV just installed does not link the system FFmpeg with VA-API (check: $PY -c 'import av; print(av.library_versions)')"
+fi
+"$PY" - <<'EOF'
+import av, av.codec.hwaccel
+print(f"PyAV {av.__version__}: FFmpeg libavcodec {'.'.join(map(str, av.library_versions['libavcodec']))}, "
+      f"hw device types: {', '.join(av.codec.hwaccel.hwdevices_available())}")
+EOF
+
+# --- 5. the native bridge, for that FFmpeg -------------------------------------------------------
+rc=0
+bridge=$("$PY" -m zerocopy.bridge build 2>&1) || rc=$?
+echo "$bridge"
+if [ "$rc" != 0 ] || ! grep -q "built and verified" <<<"$bridge"; then
+  die "$(grep -m1 'not built' <<<"$bridge" || tail -n1 <<<"$bridge")"
+fi
+
+# --- 6. doctor -----------------------------------------------------------------------------------
+step "zerocopy doctor"
+doctor=$("$VENV/bin/zerocopy" doctor) || die "zerocopy doctor failed"
+echo "$doctor"
+echo
+echo "setup-gpu: done. PyAV $AV_VERSION with VA-API on FFmpeg $ffmpeg_rel, native bridge ok. Doctor's verdict:"
+awk '/^paths:/ {on=1; next} on && NF' <<<"$doctor"
