@@ -286,7 +286,7 @@ test_stack() {
   t=$SECONDS
   local summary="" log rc=0
   log=$(mktemp)
-  run python -m pytest -q -rs -p no:cacheprovider 2>&1 | tee "$log" || rc=$?
+  run python -m pytest -q -rfEs -p no:cacheprovider 2>&1 | tee "$log" || rc=$?
   summary=$(grep -E '^=* *[0-9]+ (passed|failed|error)|(passed|failed|error).* in [0-9.]+s' "$log" | tail -n1 | tr -d '=' \
             | sed 's/^ *//; s/ *$//')
   rm -f "$log"
