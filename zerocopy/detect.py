@@ -141,7 +141,7 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
                 except PathUnavailable as e:
                     for path, why in e.reasons.items():
                         refused.setdefault(path, []).extend(why)
-                    if not opts.quiet:
+                    if not opts.quiet and opts.path == "auto":
                         log(f"{name} path refused on {device}: {'; '.join(e.reasons.get(name, [str(e)]))}; "
                             "trying the next")
                     continue

@@ -19,6 +19,14 @@ from zerocopy.stats import DECODER_THREAD_NAME
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 
 
+def ffmpeg_log_line(e: BaseException) -> str:
+    """FFmpeg's own last log message behind a PyAV error (e.g. "No VA display found for device …"), or ""."""
+    log = getattr(e, "log", None)
+    if isinstance(e, av.FFmpegError) and log and len(log) >= 3 and log[2]:
+        return str(log[2]).strip().rstrip(".")
+    return ""
+
+
 def describe_av_error(e: BaseException) -> str:
     """One line from a PyAV/FFmpeg error: its message, plus FFmpeg's last log line if it has one."""
     if isinstance(e, av.FFmpegError):

@@ -18,7 +18,7 @@ from typing import Any
 import av
 
 from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.pyav import PyAVDecoder, captured_ffmpeg_log, describe_av_error, open_input
+from zerocopy.decode.pyav import PyAVDecoder, captured_ffmpeg_log, describe_av_error, ffmpeg_log_line, open_input
 from zerocopy.errors import InputError, PathUnavailable
 
 _INTEL = ("i915", "xe")
@@ -116,7 +116,7 @@ def check_device(node: str) -> None:
         with captured_ffmpeg_log(log):
             _hwaccel(node).create(codec)  # the device lives as long as the returned object: dropped at once
     except (av.FFmpegError, OSError, RuntimeError, NotImplementedError) as e:
-        detail = _last_message(log) or describe_av_error(e)
+        detail = ffmpeg_log_line(e) or _last_message(log) or describe_av_error(e)
         raise PathUnavailable({"va": f"cannot open the VA device {node}: {detail}"}) from None
 
 
