@@ -15,7 +15,7 @@ from pathlib import Path
 
 import av
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw, ImageFilter
 
 # Face boxes (x1, y1, x2, y2) in each photo's own pixels, checked by eye, and the head-and-shoulders
 # crop that clips use (BlazeFace short-range is made for faces that fill a good part of the frame).
@@ -28,6 +28,8 @@ PORTRAIT_CROPS = {
     "grace_hopper": (95, 70, 435, 430),
 }
 FACE_FREE = ("coffee", "rocket")
+# Face-free scenes the footage tests use: a cat's face, a cup of coffee, a rocket, a garage.
+FACE_FREE_SCENES = ("chelsea", "coffee", "rocket", "motorcycle")
 
 _MATRIX = {"bt601": ("ITU601", 6), "bt709": ("ITU709", 1), "bt2020": ("BT2020", 9)}
 
@@ -43,8 +45,22 @@ def load_photo(name: str) -> np.ndarray:
         from skimage import data
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise RuntimeError("scikit-image is needed for the sample photos: pip install scikit-image") from e
-    img = getattr(data, name)()
+    img = data.stereo_motorcycle()[0] if name == "motorcycle" else getattr(data, name)()
     return np.asarray(Image.fromarray(img).convert("RGB"))
+
+
+@dataclass(frozen=True)
+class Person:
+    """One face in a crowd scene: which photo, how big its face is, where, and what makes it look
+    different from the other faces made from the same photo."""
+
+    photo: str = "astronaut"
+    face_height: float = 0.1  # the true face box's height as a share of the frame's height
+    x: float = 0.5  # the face box's centre in the first frame, as shares of the frame's width / height
+    y: float = 0.5
+    flip: bool = False  # mirrored
+    gain: float = 1.0  # brightness factor
+    drift: float = 0.0  # horizontal motion, in frame widths over the whole clip
 
 
 @dataclass(frozen=True)
@@ -63,6 +79,7 @@ class ClipSpec:
     options: tuple[tuple[str, str], ...] = ()
     noise: float = 0.0  # per-frame sensor-like noise (std, 0-255 scale): makes decoding cost like real footage
     pan: bool = False  # the background drifts, as with a hand-held camera
+    people: tuple[Person, ...] = ()  # several faces at known sizes over the background (`face` unused)
 
     @property
     def colour_matrix(self) -> str:
@@ -77,7 +94,8 @@ CODEC_OPTIONS = {
 }
 
 
-def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image]) -> tuple[np.ndarray, np.ndarray]:
+def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image],
+          sprites: Sequence[Sprite] = ()) -> tuple[np.ndarray, np.ndarray]:
     """Frame `index` as RGB, and its true face boxes (k, 4)."""
     w, h = spec.width, spec.height
     if spec.pan:
@@ -88,6 +106,11 @@ def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image]) -> tuple[n
         canvas = zoom.crop((dx, dy, dx + w, dy + h))
     else:
         canvas = photos[spec.background].resize((w, h), Image.BILINEAR)
+    if spec.people:
+        rgb = np.asarray(canvas, np.float32)
+        boxes = [sprite.paste(rgb, index / max(1, spec.frames - 1)) for sprite in sprites]
+        rgb = np.clip(rgb + 0.5, 0, 255).astype(np.uint8)
+        return _noisy(rgb, spec, index), np.asarray(boxes, np.float32).reshape(-1, 4)
     if spec.face is None:
         return _noisy(np.asarray(canvas), spec, index), np.zeros((0, 4), np.float32)
     face = photos[spec.face]
@@ -102,6 +125,102 @@ def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image]) -> tuple[n
     sx, sy = pw / face.width, ph / face.height
     box = np.array([fb[0] * sx + x, fb[1] * sy + y, fb[2] * sx + x, fb[3] * sy + y], np.float32)
     return _noisy(np.asarray(canvas), spec, index), box[None]
+
+
+# How much of the photo around its face box a person's cut-out keeps, in face-box sizes:
+# (left, top, right, bottom). Hair and shoulders, as a real person would show.
+_CUT_MARGIN = (0.7, 0.6, 0.7, 1.3)
+
+
+@dataclass
+class Sprite:
+    """A person cut out of a photo at its size in the clip, with a soft elliptical edge."""
+
+    rgb: np.ndarray  # (ph, pw, 3) float32
+    alpha: np.ndarray  # (ph, pw, 1) float32 in [0, 1]
+    face: np.ndarray  # the face box inside the cut-out, (4,) float32
+    start: tuple[float, float]  # the face box centre in the first frame, frame pixels
+    travel: float  # horizontal motion over the clip, frame pixels
+
+    @classmethod
+    def make(cls, person: Person, width: int, height: int, photos: dict[str, Image.Image]) -> Sprite:
+        photo = photos[person.photo]
+        fx1, fy1, fx2, fy2 = FACE_BOXES[person.photo]
+        fw, fh = fx2 - fx1, fy2 - fy1
+        ml, mt, mr, mb = _CUT_MARGIN
+        cut = (max(0, round(fx1 - ml * fw)), max(0, round(fy1 - mt * fh)),
+               min(photo.width, round(fx2 + mr * fw)), min(photo.height, round(fy2 + mb * fh)))
+        scale = person.face_height * height / fh
+        pw, ph = max(4, round((cut[2] - cut[0]) * scale)), max(4, round((cut[3] - cut[1]) * scale))
+        img = photo.crop(cut).resize((pw, ph), Image.LANCZOS)  # antialiased, as a camera's optics are
+        sx, sy = pw / (cut[2] - cut[0]), ph / (cut[3] - cut[1])
+        face = np.array([(fx1 - cut[0]) * sx, (fy1 - cut[1]) * sy, (fx2 - cut[0]) * sx, (fy2 - cut[1]) * sy],
+                        np.float32)
+        rgb = np.asarray(img, np.float32) * person.gain
+        if person.flip:
+            rgb = rgb[:, ::-1]
+            face = np.array([pw - face[2], face[1], pw - face[0], face[3]], np.float32)
+        # A soft ellipse: the cut-out's rectangle edges would be a shape no real scene has.
+        feather = max(1.0, 0.04 * min(pw, ph))
+        mask = Image.new("L", (pw, ph), 0)
+        ImageDraw.Draw(mask).ellipse((feather, feather, pw - 1 - feather, ph - 1 - feather), fill=255)
+        mask = mask.filter(ImageFilter.GaussianBlur(feather / 2))
+        alpha = np.asarray(mask, np.float32)[..., None] / 255.0
+        return cls(np.ascontiguousarray(rgb), alpha, face,
+                   (person.x * width, person.y * height), person.drift * width)
+
+    def paste(self, canvas: np.ndarray, t: float) -> np.ndarray:
+        """Blend into `canvas` (float32 RGB, in place) at clip time `t` in [0, 1]; the true face box."""
+        cx = self.start[0] + t * self.travel
+        x0 = round(cx - (self.face[0] + self.face[2]) / 2)
+        y0 = round(self.start[1] - (self.face[1] + self.face[3]) / 2)
+        ph, pw = self.alpha.shape[:2]
+        H, W = canvas.shape[:2]
+        ax, ay = max(0, -x0), max(0, -y0)
+        bx, by = min(pw, W - x0), min(ph, H - y0)
+        if ax < bx and ay < by:
+            region = canvas[y0 + ay : y0 + by, x0 + ax : x0 + bx]
+            a = self.alpha[ay:by, ax:bx]
+            region += a * (self.rgb[ay:by, ax:bx] - region)
+        return self.face + np.array([x0, y0, x0, y0], np.float32)
+
+
+def crowd(count: int, seed: int = 0, sizes: tuple[float, float] = (0.08, 0.2), drift: float = 0.04,
+          photos: Sequence[str] = ("astronaut", "grace_hopper")) -> tuple[Person, ...]:
+    """`count` people whose faces are `sizes[0]`..`sizes[1]` of the frame height (evenly spread),
+    placed in a 16:9 frame so that no cut-out covers another's face anywhere along their paths, each
+    flipped or not, brightened or darkened, photos taken in turn. Deterministic for a given seed."""
+    rng = np.random.default_rng(seed)
+    heights = np.linspace(sizes[1], sizes[0], count)  # the largest first: they are the hardest to fit
+    aspect = 9 / 16  # frame height in frame widths
+    ml, mt, mr, mb = _CUT_MARGIN
+
+    def overlap(a, b) -> bool:
+        return not (a[0] >= b[2] or a[2] <= b[0] or a[1] >= b[3] or a[3] <= b[1])
+
+    for _ in range(200):
+        placed: list[tuple[Person, tuple, tuple]] = []  # person, cut-out extent, face extent (+ margin)
+        for i, fh in enumerate(heights):
+            photo = photos[i % len(photos)]
+            fx1, fy1, fx2, fy2 = FACE_BOXES[photo]
+            fw = fh * aspect * (fx2 - fx1) / (fy2 - fy1)  # face width in frame widths
+            for _ in range(200):
+                d = float(rng.uniform(-drift, drift))
+                x = float(rng.uniform(fw * (0.5 + ml) + max(0, -d), 1 - fw * (0.5 + mr) - max(0, d)))
+                y = float(rng.uniform(fh * (0.5 + mt), 1 - fh * 0.5 - 0.02))
+                cut = (x - fw * (0.5 + ml) + min(0, d), y - fh * (0.5 + mt),
+                       x + fw * (0.5 + mr) + max(0, d), y + fh * (0.5 + mb))
+                face = (x - fw * 0.75 + min(0, d), y - fh * 0.75, x + fw * 0.75 + max(0, d), y + fh * 0.75)
+                if not any(overlap(cut, of) or overlap(face, oc) for _, oc, of in placed):
+                    person = Person(photo, float(fh), x, y, flip=bool(rng.integers(2)),
+                                    gain=float(rng.uniform(0.8, 1.15)), drift=d)
+                    placed.append((person, cut, face))
+                    break
+            else:
+                break  # start again with a new layout
+        if len(placed) == count:
+            return tuple(p for p, _, _ in placed)
+    raise ValueError(f"cannot place {count} people with faces of {sizes} of the frame height")
 
 
 def _noisy(rgb: np.ndarray, spec: ClipSpec, index: int) -> np.ndarray:
@@ -127,9 +246,11 @@ def write_clip(path: str | Path, spec: ClipSpec, container_format: str | None = 
     """Encode the clip to `path`; returns the true face boxes of every frame."""
     if spec.codec == "libsvtav1":
         os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its banner straight to stderr otherwise
-    photos = {n: Image.fromarray(load_photo(n)) for n in {spec.background, spec.face} if n}
-    if spec.face:
+    names = {spec.background} | ({p.photo for p in spec.people} if spec.people else {spec.face})
+    photos = {n: Image.fromarray(load_photo(n)) for n in names if n}
+    if spec.face and not spec.people:
         photos[spec.face] = photos[spec.face].crop(PORTRAIT_CROPS[spec.face])
+    sprites = [Sprite.make(p, spec.width, spec.height, photos) for p in spec.people]
     truth = []
     with av.open(str(path), "w", format=container_format, options=container_options or {}) as out:
         stream = out.add_stream(spec.codec, rate=spec.fps)
@@ -139,7 +260,7 @@ def write_clip(path: str | Path, spec: ClipSpec, container_format: str | None = 
         cc.color_range = 2 if spec.full_range else 1
         stream.options = dict(CODEC_OPTIONS.get(spec.codec, ()) + spec.options)
         for i in range(spec.frames):
-            rgb, boxes = scene(spec, i, photos)
+            rgb, boxes = scene(spec, i, photos, sprites)
             frame = rgb_to_frame(rgb, spec.pix_fmt, spec.colour_matrix, spec.full_range)
             frame.pts, frame.time_base = i, Fraction(1, spec.fps)
             out.mux(stream.encode(frame))
@@ -159,3 +280,61 @@ def write_size_change_clip(path: str | Path, specs: Sequence[ClipSpec]) -> list[
     tmp.unlink()
     Path(path).write_bytes(data.getvalue())
     return truth
+
+
+def score_detections(truth: Sequence[np.ndarray], found: Sequence, iou: float = 0.4) -> dict:
+    """Score detections against the true face boxes, frame by frame.
+
+    `found`: per frame, an (n, 4) array of boxes or a JSON Lines record (`{"detections": [...]}`).
+    Each true face is matched to at most one detection (the best by IoU, greedily, IoU ≥ `iou`).
+    An unmatched detection centred inside a matched face's box is that face's second box (a
+    duplicate); every other unmatched detection (elsewhere, or a badly placed box on a face that was
+    missed) is a false detection.
+
+    Returns recall (matched faces / faces), false detections per frame (and per face-free frame),
+    the share of faces with a second box, and counts.
+    """
+    from zerocopy.detections import box_iou
+
+    faces = matched = false = false_free = duplicates = frames = free = 0
+    for boxes, dets in zip(truth, found, strict=True):
+        if isinstance(dets, dict):
+            dets = [d["box"] for d in dets["detections"]]
+        det = np.asarray(dets, np.float32).reshape(-1, 4)
+        boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+        frames += 1
+        free += len(boxes) == 0
+        faces += len(boxes)
+        used = np.zeros(len(det), bool)
+        hit = np.zeros(len(boxes), bool)
+        if len(boxes) and len(det):
+            m = box_iou(boxes, det)
+            for _ in range(min(len(boxes), len(det))):
+                t, d = np.unravel_index(np.argmax(m), m.shape)
+                if m[t, d] < iou:
+                    break
+                used[d] = hit[t] = True
+                m[t, :] = -1.0
+                m[:, d] = -1.0
+        matched += int(hit.sum())
+        rest = det[~used]
+        centres = (rest[:, :2] + rest[:, 2:]) / 2
+        inside = ((centres[:, None, 0] >= boxes[None, :, 0]) & (centres[:, None, 0] <= boxes[None, :, 2])
+                  & (centres[:, None, 1] >= boxes[None, :, 1]) & (centres[:, None, 1] <= boxes[None, :, 3]))
+        second = inside & hit[None, :]
+        duplicates += int(second.any(axis=0).sum())
+        extra = int((~second.any(axis=1)).sum())
+        false += extra
+        if len(boxes) == 0:
+            false_free += extra
+    return {
+        "frames": frames,
+        "faces": faces,
+        "recall": matched / faces if faces else 1.0,
+        "false_per_frame": false / frames if frames else 0.0,
+        "false_per_free_frame": false_free / free if free else 0.0,
+        "duplicate_share": duplicates / faces if faces else 0.0,
+        "matched": matched,
+        "false": false,
+        "duplicates": duplicates,
+    }
