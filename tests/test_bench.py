@@ -1,12 +1,19 @@
 """`zerocopy bench` for real on a small clip: the JSON shape, the tables, the plot, the refusals."""
 
 import json
+import subprocess
+import sys
+import time
 
+import numpy as np
 import pytest
 from conftest import run_cli
 from PIL import Image
 
+from zerocopy.bench import report, runner
+from zerocopy.bench.worker import MeterSink, NothingMeasured
 from zerocopy.budget import decode_threads
+from zerocopy.errors import ZeroCopyError
 from zerocopy.samples import ClipSpec
 
 PATH_KEYS = {"fps", "cpu_ms_per_frame", "cpu_percent", "peak_rss_mb", "stages", "agreement", "pipeline_efficiency"}
@@ -36,6 +43,7 @@ def test_bench_json_has_the_promised_shape(bench_run):
             assert {"mean_ms", "p50_ms", "p95_ms"} <= set(p["stages"][stage])
             assert p["stages"][stage]["p95_ms"] >= p["stages"][stage]["p50_ms"] >= 0
         assert p["repeats"] == 2
+        assert p["frames"] == 20 and p["runs_frames"] == [20, 20]  # the frames measured, run by run
         by_thread = p["cpu_ms_per_frame_by_thread"]  # where the CPU went: /proc, per thread
         assert set(by_thread) == {"decoding", "main", "other"}
         assert by_thread["decoding"] > 0 and by_thread["main"] > 0
@@ -56,7 +64,8 @@ def test_bench_json_has_the_promised_shape(bench_run):
         assert r["limits"]["decode_all_cores_fps"] > 0
     for why in r["unavailable"].values():
         assert why  # a reason, never silently dropped
-    assert r["input"]["width"] == 1280 and r["input"]["codec"] == "h264"
+    assert r["input"]["width"] == 1280 and r["input"]["codec"] == "h264" and r["input"]["frames"] == 40
+    assert r["settings"]["frames"] == r["settings"]["frames_per_run"] == 20
 
 
 def test_bench_markdown_and_plot(bench_run, capsys):
@@ -64,6 +73,7 @@ def test_bench_markdown_and_plot(bench_run, capsys):
     md = files["markdown"].read_text()
     assert md.startswith("| path | FPS | CPU ms/frame") and "| software |" in md and "| baseline |" in md
     assert "`software` vs baseline, median of 2 side-by-side pairs" in md
+    assert "Medians of 2 interleaved runs, 20 frames measured after 5 warm-up." in md
     with Image.open(files["plot"]) as img:
         assert img.size[0] > 800 and img.size[1] > 300
 
@@ -85,3 +95,103 @@ def test_bench_batches_every_path_and_says_why_zero_copy_cannot(clips, tmp_path,
     assert r["settings"]["batch"] == 2
     assert r["paths"]["software"]["fps"] > 0
     assert "cannot be batched" in r["unavailable"]["zero-copy"]
+
+
+def bench_cli(*args) -> subprocess.CompletedProcess:
+    """`python -m zerocopy bench …` as a user runs it; never a traceback or an internal error."""
+    proc = subprocess.run([sys.executable, "-m", "zerocopy", "bench", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+    for text in (proc.stdout, proc.stderr):
+        assert "Traceback" not in text and "internal error" not in text, text
+    return proc
+
+
+def test_bench_on_a_short_clip_measures_what_it_has_and_says_so(clips, tmp_path, face_model_path):
+    # Matroska does not store a frame count: bench counts the frames itself
+    clip, _ = clips("ten.mkv", ClipSpec(frames=10))
+    out = tmp_path / "b.json"
+    proc = bench_cli(clip, "--paths", "software,baseline", "--warmup", "2", "--repeat", "1", "--json", out)
+    assert proc.returncode == 0, proc.stderr
+    notices = [line for line in proc.stderr.splitlines() if not line.startswith("zerocopy: [")]
+    assert notices == [f"zerocopy: {clip} has 10 frames, fewer than 2 warm-up + 300 to measure: "
+                       "measuring the 8 after the warm-up"]
+    assert "8 frames measured after 2 warm-up (the input has 10; 300 asked)" in proc.stdout.splitlines()[-1]
+    r = json.loads(out.read_text())
+    assert r["input"]["frames"] == 10 and r["settings"]["frames_per_run"] == 8
+    assert set(r["paths"]) == {"software", "baseline"}
+    for name, p in r["paths"].items():
+        assert p["frames"] == 8 and p["runs_frames"] == [8], name
+        assert p["fps"] > 0 and p["cpu_ms_per_frame"] > 0 and p["cpu_percent"] > 0, name
+    assert r["limits"]["decode_only_fps"] > 0 and r["limits"]["inference_only_fps"] > 0
+
+
+def test_bench_refuses_a_clip_no_longer_than_its_warmup_in_one_line(clips):
+    clip, _ = clips("ten.mkv", ClipSpec(frames=10))
+    proc = bench_cli(clip, "--repeat", "1")  # default warm-up: 30 frames
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"zerocopy: {clip}: 10 frames, none past the 30 warm-up ones: use a "
+                                        "longer clip or --warmup 9 or less"]
+
+
+@pytest.mark.parametrize("suffix", ["jpg", "png"])
+def test_bench_refuses_a_photo_in_one_line(tmp_path, suffix):
+    photo = tmp_path / f"photo.{suffix}"
+    Image.fromarray(np.random.default_rng(0).integers(0, 255, (120, 160, 3), np.uint8)).save(photo)
+    proc = bench_cli(photo, "--warmup", "1")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [f"zerocopy: {photo}: a still image, not a video: bench needs a clip "
+                                        "longer than its warm-up (--warmup 1)"]
+
+
+def test_bench_refuses_paths_that_cannot_run_here_before_measuring(clips):
+    from zerocopy.infer.model import make_core
+    from zerocopy.probe import gather, refusals
+
+    reasons = refusals(gather(make_core(None).available_devices)).get("zero-copy")
+    if not reasons:
+        pytest.skip("the zero-copy path can run on this machine")
+    clip, _ = clips("bench.mp4", ClipSpec(width=1280, height=720, frames=40))
+    t0 = time.monotonic()
+    proc = bench_cli(clip, "--paths", "zero-copy", "--frames", "5", "--warmup", "2", "--repeat", "1")
+    assert time.monotonic() - t0 < 30  # nothing measured: no worker started
+    assert proc.returncode == 1 and proc.stdout == ""
+    lines = proc.stderr.splitlines()  # one line per reason, nothing else (no measuring, no empty table)
+    assert lines and all(line.startswith("zerocopy: the zero-copy path cannot run here: ") for line in lines)
+    assert len(lines) == len(reasons)
+
+
+def test_a_run_that_measured_nothing_is_an_error_not_a_figure():
+    meter = MeterSink(warmup=30, frames=300)
+    meter.write(None, None)  # a photo: 1 frame, all of it warm-up
+    with pytest.raises(NothingMeasured, match="no frame measured: 1 decoded"):
+        meter.figures()
+    for _ in range(30):
+        meter.write(None, None)
+    assert meter.figures()["frames"] == 1 and meter.figures()["fps"] > 0
+
+
+def test_bench_says_in_one_line_when_no_path_measured_anything(clips, monkeypatch, face_model_path):
+    clip, _ = clips("bench.mp4", ClipSpec(width=1280, height=720, frames=40))
+    monkeypatch.setattr(runner, "_worker", lambda args: {"error": f"{clip}: no frame could be decoded"})
+    opts = runner.BenchOptions(str(clip), ["software", "baseline"], frames=5, warmup=2, repeat=2)
+    with pytest.raises(ZeroCopyError) as e:
+        runner.run_bench(opts)
+    assert str(e.value) == f"nothing measured: software, baseline: {clip}: no frame could be decoded"
+
+
+def test_bench_tables_survive_missing_ratios_and_limits():
+    assert runner._vs_baseline([{"fps": 10.0, "cpu_ms_per_frame": 2.0}], [{"fps": 0.0, "cpu_ms_per_frame": 0}]) is None
+    stages = {s: {"mean_ms": 1.0, "p50_ms": 1.0, "p95_ms": 1.0} for s in ("decode", "preprocess", "inference",
+                                                                         "postprocess")}
+    path = {"fps": 10.0, "cpu_ms_per_frame": 2.0, "cpu_percent": 50.0, "peak_rss_mb": 100.0, "stages": stages,
+            "frames": 8, "runs_frames": [8], "vs_baseline": {"pairs": 1, "cpu_ratio": 0.5},
+            "pipeline_efficiency": None}
+    result = {"machine": {"cpu": "x", "cores": 2}, "input": {"codec": "h264", "width": 64, "height": 64, "frames": 10},
+              "settings": {"frames": 300, "warmup": 2, "repeat": 1},
+              "paths": {"software": path}, "unavailable": {},
+              "limits": {"decode_only_fps": None, "decode_only_cpu_ms_per_frame": None, "inference_only_fps": 5.0,
+                         "decode_threads": 1, "errors": {"decode": "no frame measured"}}}
+    text = report.table(result)
+    assert "CPU/frame × 0.50 (0.50–0.50)" in text and "decode only not measured (no frame measured)" in text
+    assert "1 run per path, 8 frames measured after 2 warm-up (the input has 10; 300 asked)" in text
+    assert "| software | 10.0 |" in report.markdown(result)

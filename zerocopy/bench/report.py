@@ -30,23 +30,58 @@ def _by_thread(cpu: dict) -> str:
 
 
 def _vs_baseline_line(name: str, vs: dict) -> str:
-    def one(label: str, key: str) -> str:
-        lo, hi = vs[f"{key}_range"]
+    def one(label: str, key: str) -> str | None:
+        if key not in vs:
+            return None
+        lo, hi = vs.get(f"{key}_range", (vs[key], vs[key]))
         return f"{label} × {vs[key]:.2f} ({lo:.2f}–{hi:.2f})"
 
-    return (f"{name} vs baseline, median of {vs['pairs']} side-by-side pairs (range): "
-            f"{one('FPS', 'fps_ratio')}, {one('CPU/frame', 'cpu_ratio')}")
+    parts = [p for p in (one("FPS", "fps_ratio"), one("CPU/frame", "cpu_ratio")) if p]
+    return (f"{name} vs baseline, median of {vs.get('pairs', 0)} side-by-side pair{'s' * (vs.get('pairs') != 1)} "
+            f"(range): {', '.join(parts) or 'no ratio'}")
 
 
 def _limits_line(lim: dict) -> str:
     threads = lim.get("decode_threads")
     how = "FFmpeg's own threading" if threads == 0 else f"{threads} thread{'s' * (threads != 1)}, as software decodes"
-    text = (f"decode only {lim['decode_only_fps']} fps ({how}; {lim['decode_only_cpu_ms_per_frame']} ms CPU/frame), "
-            f"inference only {lim['inference_only_fps']} fps")
+    errors = lim.get("errors", {})
+    if lim.get("decode_only_fps"):
+        decode = (f"decode only {lim['decode_only_fps']} fps ({how}; {lim['decode_only_cpu_ms_per_frame']} ms "
+                  "CPU/frame)")
+    else:
+        decode = f"decode only not measured ({errors.get('decode', 'no run')})"
+    if lim.get("inference_only_fps"):
+        infer = f"inference only {lim['inference_only_fps']} fps"
+    else:
+        infer = f"inference only not measured ({errors.get('inference', 'no run')})"
+    text = f"{decode}, {infer}"
     if lim.get("decode_all_cores_fps"):
         text += (f"; decode with FFmpeg's own threading: {lim['decode_all_cores_fps']} fps "
                  f"({lim['decode_all_cores_cpu_ms_per_frame']} ms CPU/frame)")
+    elif "decode-all-cores" in errors:
+        text += f"; decode with FFmpeg's own threading not measured ({errors['decode-all-cores']})"
     return text
+
+
+def measured_frames(result: dict) -> str:
+    """The frames each run measured, from the runs themselves ("300", "8", "598–600"), and why fewer
+    than asked when so: "8 frames measured after 2 warm-up (the input has 10; 300 asked)"."""
+    counts = [n for r in result["paths"].values() for n in r.get("runs_frames") or [r.get("frames")] if n]
+    settings = result["settings"]
+    asked = settings["frames"]
+    lo, hi = (min(counts), max(counts)) if counts else (asked, asked)
+    text = f"{lo if lo == hi else f'{lo}–{hi}'} frames measured after {settings['warmup']} warm-up"
+    if hi < asked:
+        has = result["input"].get("frames")
+        short = has and has < settings["warmup"] + asked
+        text += f" (the input has {has}; {asked} asked)" if short else f" ({asked} asked)"
+    return text
+
+
+def _footer_runs(result: dict) -> str:
+    repeat = result["settings"]["repeat"]
+    runs = f"medians of {repeat} interleaved runs" if repeat > 1 else "1 run per path"
+    return f"{runs}, {measured_frames(result)}"
 
 
 def table(result: dict) -> str:
@@ -72,8 +107,7 @@ def table(result: dict) -> str:
                      "conversion) + cv2.resize")
     inp, m = result["input"], result["machine"]
     lines.append(f"input: {inp['codec']} {inp['width']}x{inp['height']}; machine: {m['cpu']}, {m['cores']} cores; "
-                 f"medians of {result['settings']['repeat']} interleaved runs of {result['settings']['frames']} "
-                 f"frames after {result['settings']['warmup']} warm-up")
+                 f"{_footer_runs(result)}")
     return "\n".join(lines)
 
 
@@ -84,7 +118,7 @@ def markdown(result: dict) -> str:
     out.append("")
     out.append(f"Limits: {_limits_line(lim)}. "
                f"Input: {inp['codec']} {inp['width']}×{inp['height']}. Machine: {m['cpu']}, {m['cores']} cores. "
-               f"Medians of {result['settings']['repeat']} interleaved runs.")
+               f"{_footer_runs(result).capitalize()}.")
     for name, r in result["paths"].items():
         if r.get("vs_baseline"):
             out.append(f"- {_vs_baseline_line(f'`{name}`', r['vs_baseline'])}")

@@ -15,10 +15,13 @@ from pathlib import Path
 
 from zerocopy.agreement import compare_runs
 from zerocopy.budget import decode_threads
-from zerocopy.errors import InputError
+from zerocopy.errors import InputError, PathUnavailable, ZeroCopyError
 from zerocopy.paths import AUTO_ORDER
 
 BENCH_PATHS = (*AUTO_ORDER, "baseline")
+# containers and codecs FFmpeg opens a picture with (as a one-frame video)
+_IMAGE_FORMATS = ("image2", "gif", "webp", "apng")
+_IMAGE_CODECS = ("mjpeg", "png", "bmp", "tiff", "webp", "gif", "jpeg2000", "jpegls", "qoi", "ppm", "pgm", "apng")
 
 
 @dataclass
@@ -67,31 +70,81 @@ def _median_stats(runs: list[dict]) -> dict:
 
 def _vs_baseline(runs: list[dict], baseline: list[dict]) -> dict | None:
     """FPS and CPU-per-frame ratios against the baseline, per interleaved pair (run i of each, made
-    side by side), so that drift between repeats cancels: median and range over the pairs."""
+    side by side), so that drift between repeats cancels: median and range over the pairs. None
+    when no pair gives a ratio."""
     pairs = list(zip(runs, baseline, strict=False))
-    if not pairs:
-        return None
     out: dict = {"pairs": len(pairs)}
     for key, name in (("fps", "fps_ratio"), ("cpu_ms_per_frame", "cpu_ratio")):
-        ratios = [r[key] / b[key] for r, b in pairs if b[key]]
+        ratios = [r[key] / b[key] for r, b in pairs if b.get(key) and r.get(key)]
         if ratios:
             out[name] = round(statistics.median(ratios), 3)
             out[f"{name}_range"] = [round(min(ratios), 3), round(max(ratios), 3)]
-    return out
+    return out if len(out) > 1 else None
 
 
 def _median(runs: list[dict], key: str) -> float | None:
     return round(statistics.median(r[key] for r in runs), 3) if runs else None
 
 
-def describe_input(path: str) -> dict:
+def _count_frames(container, stream, limit: int) -> int:
+    """Video packets (one per frame) up to `limit`, as the decoders read them: a container may not
+    know its frame count (Matroska, raw streams, pictures) or may claim more than it holds."""
+    import av
+
+    from zerocopy.decode.damage import DamageReport
+    from zerocopy.decode.pyav import captured_ffmpeg_log
+
+    count = 0
+    with captured_ffmpeg_log(DamageReport()):  # a damaged file: the decoders stop where this stops
+        try:
+            for packet in container.demux(stream):
+                if packet.size:
+                    count += 1
+                    if count >= limit:
+                        break
+        except av.FFmpegError:
+            pass
+    return count
+
+
+def describe_input(path: str, need: int | None = None) -> dict:
+    """Codec, size and rate; `frames`: the frame count if known (counted, up to `need`, when the
+    container does not say or holds fewer); `available`: frames counted, at most `need`."""
     from zerocopy.decode.pyav import open_input
 
     with open_input(path) as c:
         s = c.streams.video[0]
         cc = s.codec_context
-        return {"path": path, "codec": cc.name, "width": cc.width, "height": cc.height,
+        info = {"path": path, "codec": cc.name, "width": cc.width, "height": cc.height,
                 "frames": s.frames or None, "rate": float(s.average_rate) if s.average_rate else None}
+        if need:
+            counted = _count_frames(c, s, need)
+            info["available"] = counted
+            if counted < need:
+                info["frames"] = counted
+        info["still"] = c.format.name.split(",")[0] in _IMAGE_FORMATS or c.format.name.endswith("_pipe") or (
+            cc.name in _IMAGE_CODECS and (info["frames"] or 0) <= 1)
+        return info
+
+
+def frames_to_measure(info: dict, opts: BenchOptions, log: Callable[[str], None]) -> int:
+    """Frames each run measures after its warm-up: `opts.frames`, or what the input has past the
+    warm-up (with a notice); an input with nothing past the warm-up is refused."""
+    have = info["available"]
+    if have >= opts.warmup + opts.frames:
+        return opts.frames
+    path, warmup = info["path"], opts.warmup
+    if have == 0:
+        raise InputError(f"{path}: no video frame to measure")
+    if have == 1:
+        what = "a still image, not a video" if info["still"] else "a single frame"
+        raise InputError(f"{path}: {what}: bench needs a clip longer than its warm-up (--warmup {warmup})")
+    if have <= warmup:
+        raise InputError(f"{path}: {have} frames, none past the {warmup} warm-up ones: use a longer clip or "
+                         f"--warmup {have - 1} or less")
+    log(f"{path} has {have} frames, fewer than {warmup} warm-up + {opts.frames} to measure: "
+        f"measuring the {have - warmup} after the warm-up")
+    return have - warmup
 
 
 def machine() -> dict:
@@ -105,38 +158,56 @@ def machine() -> dict:
             "ffmpeg_libavcodec": ".".join(map(str, av.library_versions["libavcodec"]))}
 
 
-def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
+def _plan(opts: BenchOptions) -> tuple[list[str], dict[str, list[str]]]:
     """Paths to run and, for the others, why not (never dropped silently)."""
     from zerocopy.infer.model import make_core
     from zerocopy.probe import gather, refusals, verdicts
 
     wanted = opts.paths or list(BENCH_PATHS)
     facts = gather(make_core(None).available_devices)
-    static = {p: "; ".join(r) for p, r in refusals(facts, opts.batch, True, opts.device).items()}
+    static = refusals(facts, opts.batch, True, opts.device)
     if "baseline" in wanted and verdicts(facts)["baseline"] != "available":
-        static["baseline"] = verdicts(facts)["baseline"].removeprefix("unavailable: ")
+        static["baseline"] = [verdicts(facts)["baseline"].removeprefix("unavailable: ")]
     return [p for p in wanted if p not in static], {p: static[p] for p in wanted if p in static}
 
 
+def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
+    """Paths to run and, for the others, why not (the reasons joined)."""
+    paths, refused = _plan(opts)
+    return paths, {p: "; ".join(why) for p, why in refused.items()}
+
+
+def _frames_line(counts: list[int]) -> int | str:
+    lo, hi = min(counts), max(counts)
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
 def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) -> dict:
-    from zerocopy.infer.model import make_core, pick_device
+    """Refuses up front (`InputError`: nothing past the warm-up; `PathUnavailable`: none of the
+    paths asked for can run here); raises `ZeroCopyError` when no path measured anything. Every
+    figure comes from frames actually measured: each path's `frames`, `settings.frames_per_run`."""
+    from zerocopy.infer.model import make_core, pick_device, resolve_spec
 
     if opts.warmup < 1 or opts.frames < 1 or opts.repeat < 1:
         raise InputError("--frames, --warmup and --repeat must be at least 1")
-    info = describe_input(opts.input)
-    if info["frames"] and info["frames"] < opts.warmup + opts.frames:
-        log(f"the input has {info['frames']} frames; measuring the {max(0, info['frames'] - opts.warmup)} "
-            f"after the {opts.warmup} warm-up frames")
-    paths, unavailable = plan_paths(opts)
-    threads = decode_threads(opts.decode_threads, pick_device(make_core(None), opts.device))
+    paths, refused = _plan(opts)
+    if not paths:
+        raise PathUnavailable(refused)
+    core = make_core(None)
+    resolve_spec(opts.model, core=core)  # a model that cannot be read or fed: refused before measuring
+    info = describe_input(opts.input, opts.warmup + opts.frames)
+    frames = frames_to_measure(info, opts, log)
+    unavailable = {p: "; ".join(why) for p, why in refused.items()}
+    threads = decode_threads(opts.decode_threads, pick_device(core, opts.device))
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
-              "frames": opts.frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config,
+              "frames": frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config,
               "decode_threads": threads, "batch": opts.batch}
     runs: dict[str, list[dict]] = {p: [] for p in paths}
     # "decode": as the software path decodes; "decode-all-cores": FFmpeg's own threading, for contrast
     limits: dict[str, list[dict]] = {"decode": [], "inference": []}
     if threads != 0:
         limits["decode-all-cores"] = []
+    limit_errors: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="zerocopy-bench-") as tmp:
         detections: dict[str, Path] = {}
         total = opts.repeat * (len(paths) + len(limits))
@@ -146,7 +217,9 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
                 if name in limits:
                     kind, extra = ("decode", {"decode_threads": 0}) if name == "decode-all-cores" else (name, {})
                     out = _worker({**common, "kind": kind, **extra})
-                    if "error" not in out:
+                    if "error" in out:
+                        limit_errors.setdefault(name, out["error"])
+                    else:
                         limits[name].append(out)
                 else:
                     if name in unavailable:
@@ -155,11 +228,13 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
                     out = _worker({**common, "kind": "path", "path": name, "jsonl": str(jsonl)})
                     if "unavailable" in out or "error" in out:
                         unavailable[name] = out.get("unavailable") or out["error"]
-                        continue
-                    runs[name].append(out)
-                    detections.setdefault(name, jsonl)
+                        total -= opts.repeat - rep - 1  # not run again
+                    else:
+                        runs[name].append(out)
+                        detections.setdefault(name, jsonl)
                 done += 1
-                log(f"[{done}/{total}] {name}: " + (f"{out['fps']} fps" if "fps" in out else out.get("error", "")))
+                log(f"[{done}/{total}] {name}: " + (f"{out['fps']} fps" if "fps" in out else
+                                                    out.get("error") or out.get("unavailable", "")))
         lines = {p: [json.loads(x) for x in f.read_text().splitlines()] for p, f in detections.items()}
 
     result_paths = {}
@@ -167,12 +242,26 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         if name in unavailable or not runs[name]:
             continue
         entry = _median_stats(runs[name])
+        measured = [r["frames"] for r in runs[name]]
+        entry["frames"] = int(statistics.median(measured))
+        entry["runs_frames"] = measured
+        if min(measured) < frames:
+            log(f"{name}: {_frames_line(measured)} frames measured per run, not {frames}: the input decodes "
+                "fewer frames than it holds")
         ref = "baseline" if name == "software" else "software"
         if ref in lines and name in lines:
             entry["agreement"] = {"reference": ref, **compare_runs(lines[ref], lines[name])}
         if name != "baseline" and runs.get("baseline"):
-            entry["vs_baseline"] = _vs_baseline(runs[name], runs["baseline"])
+            vs = _vs_baseline(runs[name], runs["baseline"])
+            if vs:
+                entry["vs_baseline"] = vs
         result_paths[name] = entry
+    if not result_paths:
+        by_reason: dict[str, list[str]] = {}
+        for name in paths:
+            by_reason.setdefault(unavailable.get(name, "no run"), []).append(name)
+        raise ZeroCopyError("nothing measured: " + "; ".join(f"{', '.join(names)}: {why}"
+                                                             for why, names in by_reason.items()))
     lim = {
         "decode_only_fps": _median(limits["decode"], "fps"),
         "decode_only_cpu_ms_per_frame": _median(limits["decode"], "cpu_ms_per_frame"),
@@ -182,16 +271,20 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     if "decode-all-cores" in limits:
         lim["decode_all_cores_fps"] = _median(limits["decode-all-cores"], "fps")
         lim["decode_all_cores_cpu_ms_per_frame"] = _median(limits["decode-all-cores"], "cpu_ms_per_frame")
+    failed = {name: why for name, why in limit_errors.items() if not limits[name]}
+    if failed:
+        lim["errors"] = failed
     bounds = [v for v in (lim["decode_only_fps"], lim["inference_only_fps"]) if v]
-    bound = min(bounds) if bounds else None
+    bound = min(bounds) if len(bounds) == 2 else None  # with one limit unmeasured, the slower is unknown
     for entry in result_paths.values():
         entry["pipeline_efficiency"] = round(entry["fps"] / bound, 3) if bound else None
     return {
         "machine": machine(),
-        "input": info,
+        "input": {k: v for k, v in info.items() if k not in ("available", "still")},
         "settings": {"model": opts.model, "device": opts.device, "nireq": opts.nireq, "frames": opts.frames,
-                     "warmup": opts.warmup, "repeat": opts.repeat, "order": "interleaved",
-                     "ov_config": opts.ov_config, "decode_threads": threads, "batch": opts.batch},
+                     "frames_per_run": frames, "warmup": opts.warmup, "repeat": opts.repeat,
+                     "order": "interleaved", "ov_config": opts.ov_config, "decode_threads": threads,
+                     "batch": opts.batch},
         "paths": result_paths,
         "unavailable": unavailable,
         "limits": lim,

@@ -7,7 +7,6 @@ belong to that run alone. Prints one JSON object on stdout.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 
@@ -16,14 +15,17 @@ from zerocopy.stats import STAGES, cpu_by_thread_kind, peak_rss_mb, summarise, t
 
 
 def _cpu() -> float:
-    t = os.times()
-    return t[0] + t[1]
+    """User + system CPU seconds of the whole process, every thread, to the nanosecond (`os.times`
+    counts in clock ticks, 10 ms: coarser than a short run)."""
+    return time.process_time()
 
 
 class MeterSink(NullSink):
     """Starts the clock when the warm-up frames are out, stops it at the last frame; samples the CPU
     time of each thread at the start, every `THREADS_EVERY` frames and at the `frames`-th measured
-    frame (sampled while the threads live: they end with the input)."""
+    frame. A thread's CPU time can only be read while it lives (the decoder's end with the input),
+    so the split by thread comes from the last sample in which every thread of the first one
+    still lived (none such: no split)."""
 
     THREADS_EVERY = 50
 
@@ -42,11 +44,29 @@ class MeterSink(NullSink):
             self.threads0 = thread_cpu_seconds()
         elif self.count > self.warmup and ((self.count - self.warmup) % self.THREADS_EVERY == 0
                                            or self.count - self.warmup == self.frames):
-            self.threads1, self.threads_frames = thread_cpu_seconds(), self.count - self.warmup
+            sample = thread_cpu_seconds()
+            if self.threads0.keys() <= sample.keys():
+                self.threads1, self.threads_frames = sample, self.count - self.warmup
         self.t1, self.c1 = now, cpu
 
     def cpu_by_thread(self) -> dict[str, float]:
         return cpu_by_thread_kind(self.threads0, self.threads1, self.threads_frames)
+
+    def figures(self) -> dict:
+        """FPS and CPU over the measured frames; raises `NothingMeasured` when there are none (or
+        they took no measurable time): a run that measured nothing is an error, never a figure."""
+        measured, wall, cpu = self.count - self.warmup, self.t1 - self.t0, self.c1 - self.c0
+        if measured < 1:
+            raise NothingMeasured(f"no frame measured: {self.count} decoded, not more than the {self.warmup} "
+                                  "warm-up frames")
+        if wall <= 0 or cpu <= 0:
+            raise NothingMeasured(f"{measured} measured frames took no measurable time")
+        return {"frames": measured, "fps": round(measured / wall, 2),
+                "cpu_ms_per_frame": round(1e3 * cpu / measured, 3), "cpu_percent": round(100.0 * cpu / wall, 1)}
+
+
+class NothingMeasured(Exception):
+    pass
 
 
 def run_path(args: dict) -> dict:
@@ -73,20 +93,20 @@ def run_path(args: dict) -> dict:
     finally:
         for sink in sinks:
             sink.close()
-    measured = meter.count - meter.warmup
-    wall, cpu = meter.t1 - meter.t0, meter.c1 - meter.c0
+    errors = [o.error for o in result.inputs if o.error]
+    try:
+        figures = meter.figures()
+    except NothingMeasured as e:
+        return {"error": errors[0] if errors else str(e)}
     stages = {name: summarise(samples[meter.warmup:]) for name, samples in result.stages.samples.items()}
     return {
-        "frames": measured,
-        "fps": round(measured / wall, 2) if wall > 0 else 0.0,
-        "cpu_ms_per_frame": round(1e3 * cpu / measured, 3) if measured else 0.0,
-        "cpu_percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,
+        **figures,
         "peak_rss_mb": peak_rss_mb(),
         "cpu_ms_per_frame_by_thread": meter.cpu_by_thread(),
         "stages": {s: stages[s] for s in STAGES},
         "device": model.device,
         "nireq": pipeline.nireq,
-        "errors": [o.error for o in result.inputs if o.error],
+        "errors": errors,
     }
 
 
@@ -102,9 +122,11 @@ def run_decode_only(args: dict) -> dict:
         if meter.count >= args["warmup"] + args["frames"]:
             break
     dec.close()
-    measured, wall, cpu = meter.count - meter.warmup, meter.t1 - meter.t0, meter.c1 - meter.c0
-    return {"fps": round(measured / wall, 2), "cpu_ms_per_frame": round(1e3 * cpu / measured, 3), "frames": measured,
-            "cpu_ms_per_frame_by_thread": meter.cpu_by_thread()}
+    try:
+        figures = meter.figures()
+    except NothingMeasured as e:
+        return {"error": str(e)}
+    return {**figures, "cpu_ms_per_frame_by_thread": meter.cpu_by_thread()}
 
 
 def run_inference_only(args: dict) -> dict:
@@ -123,7 +145,10 @@ def run_inference_only(args: dict) -> dict:
     model = WrappedModel(core, spec, "nv12", batch).compile(pick_device(core, args["device"]),
                                                             config=args.get("ov_config"))
     decoder = PyAVDecoder(args["input"])
-    frame = next(iter(decoder.frames()))[0]
+    frame = next(iter(decoder.frames()), (None,))[0]
+    if frame is None:
+        decoder.close()
+        return {"error": "no frame decodes to feed the model"}
     y, uv, _ = PlaneResizer(model.width, model.height, spec.resize)(frame)
     decoder.close()
     nireq = args.get("nireq") or model.optimal_nireq
@@ -138,7 +163,9 @@ def run_inference_only(args: dict) -> dict:
         queue.start_async(inputs)
     queue.wait_all()
     wall, cpu, frames = time.perf_counter() - t0, _cpu() - c0, requests * batch
-    return {"fps": round(frames / wall, 2), "cpu_ms_per_frame": round(1e3 * cpu / frames, 3),
+    if wall <= 0 or cpu <= 0:
+        return {"error": f"{frames} inferences took no measurable time"}
+    return {"frames": frames, "fps": round(frames / wall, 2), "cpu_ms_per_frame": round(1e3 * cpu / frames, 3),
             "nireq": nireq}
 
 
