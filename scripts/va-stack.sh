@@ -234,16 +234,13 @@ if node:
 need(info["openvino"]["gpu"] is None, "OpenVINO sees a GPU here?")
 # The only reasons a VA path may be refused here: no GPU, or the render node that cannot be opened.
 allowed = re.compile(r"OpenVINO sees no GPU|render node|renderD128|VA display|/dev/dri", re.I)
-paths = info["paths"]
-need(paths["zero-copy"].startswith("unavailable:"), f"zero-copy: {paths['zero-copy']} (there is no GPU)")
+paths = info["paths"]  # schema 2: {"available": bool, "reasons": [...]} per path
+need(not paths["zero-copy"]["available"], f"zero-copy: {paths['zero-copy']} (there is no GPU)")
 for name in ("zero-copy", "copy"):
-    verdict = paths[name]
-    if verdict == "available":
-        continue
-    for why in verdict.removeprefix("unavailable: ").split("; "):
+    for why in paths[name]["reasons"]:
         need(allowed.search(why), f"{name} refused for a reason the VA stack should have removed: {why}")
-need(paths["software"] == "available", f"software: {paths['software']}")
-need(paths["baseline"] == "available", f"baseline: {paths['baseline']}")
+need(paths["software"]["available"], f"software: {paths['software']}")
+need(paths["baseline"]["available"], f"baseline: {paths['baseline']}")
 for f in fails:
     print(f"  FAIL {f}")
 if not fails:

@@ -53,7 +53,7 @@ def test_missing_file_and_directory(tmp_path, capsys, face_model_path):
     assert detect_quiet(tmp_path / "nope.mp4") == 1
     assert "no such file" in one_line_error(capsys)
     assert detect_quiet(tmp_path) == 1
-    assert "a directory with no video files" in one_line_error(capsys)
+    assert "a directory with no video or image files" in one_line_error(capsys)
 
 
 def test_a_folder_of_clips_is_expanded(clips, tmp_path, face_model_path):
@@ -238,3 +238,179 @@ def test_ctrl_c_leaves_complete_outputs(tmp_path, face_model_path):
     with av.open(str(video)) as c:
         assert len(list(c.decode(video=0))) == len(lines)
     assert json.loads(report.read_text())["interrupted"] is True
+
+
+# --- a new user's first hour: short, true, actionable messages (issue 10) ------------------------
+
+
+def zerocopy_cli(*args, timeout=120, **kw) -> subprocess.CompletedProcess:
+    """The real command, in its own process: what a user's terminal shows."""
+    return subprocess.run([sys.executable, "-m", "zerocopy", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, **kw)
+
+
+def assert_clean(err: str, tmp: Path | None = None) -> None:
+    """No traceback or leaked noise, and no line over ~200 characters (besides the test's long tmp paths)."""
+    for bad in ("Traceback", "internal error", "Exception ignored", "absl::", "Some options were not used"):
+        assert bad not in err, err
+    short = err.replace(str(tmp), "T") if tmp else err
+    assert all(len(line) <= 200 for line in short.splitlines()), err
+
+
+def test_a_failed_input_prints_its_error_and_no_summary(tmp_path, face_model_path):
+    proc = zerocopy_cli("detect", tmp_path / "missing.mp4")
+    assert proc.returncode == 1
+    assert_clean(proc.stderr, tmp_path)
+    assert proc.stderr.strip().splitlines() == [f"zerocopy: {tmp_path / 'missing.mp4'}: no such file"]
+
+
+def test_the_summary_names_the_main_refusals_and_verbose_all_of_them(clips, face_model_path):
+    from zerocopy.probe import gather, refusals
+
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    quiet = zerocopy_cli("detect", clip)
+    assert quiet.returncode == 0
+    assert_clean(quiet.stderr)
+    every = [why for reasons in refusals(gather()).values() for why in reasons]
+    verbose = zerocopy_cli("detect", clip, "--verbose")
+    assert_clean(verbose.stderr.replace(max(every, key=len, default=""), ""))  # the full reasons may be long
+    for why in every:
+        assert why in verbose.stderr
+        assert why not in quiet.stderr or len(why) < 40
+
+
+def test_openvino_reasons_are_shown_whole_and_tensorflow_logs_stay_out(clips, tmp_path, face_model_path):
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    text = tmp_path / "notes.pb"
+    text.write_text("this is not a model\n")
+    proc = zerocopy_cli("detect", clip, "--model", text)
+    assert proc.returncode == 1
+    assert_clean(proc.stderr, tmp_path)
+    assert "Unable to read the model" in proc.stderr and "Available frontends" in proc.stderr
+    proc = zerocopy_cli("detect", clip, "--ov-config", "FOO=1")
+    assert proc.returncode == 1 and "Unsupported property FOO" in proc.stderr
+    assert_clean(proc.stderr)
+
+
+@pytest.mark.parametrize("option,target,expect", [
+    ("--output", "outdir/", "name a video file ending in .mp4"),
+    ("--output", "clip.xyz", "name a video file ending in .mp4"),
+    ("--json", "/proc/nope/d.jsonl", "cannot write --json /proc/nope/d.jsonl"),
+])
+def test_outputs_that_cannot_be_written_are_one_clear_line(option, target, expect, clips, face_model_path,
+                                                           tmp_path):
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    proc = zerocopy_cli("detect", clip, option, target, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert_clean(proc.stderr, tmp_path)
+    assert len(proc.stderr.strip().splitlines()) == 1 and expect in proc.stderr, proc.stderr
+
+
+def test_an_avi_output_is_written_without_mp4_options_leaking(clips, tmp_path, face_model_path):
+    clip, truth = clips("h264.mp4", ClipSpec(frames=20))
+    proc = zerocopy_cli("detect", clip, "--output", tmp_path / "o.avi")
+    assert proc.returncode == 0
+    assert_clean(proc.stderr)
+    with av.open(str(tmp_path / "o.avi")) as c:
+        assert sum(1 for _ in c.decode(video=0)) == len(truth)
+
+
+def test_json_to_stdout_keeps_the_summary_and_a_closed_pipe_ends_quietly(clips, face_model_path):
+    clip, truth = clips("h264.mp4", ClipSpec(frames=20))
+    proc = zerocopy_cli("detect", clip, "--json", "-")
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == len(truth)
+    assert f"{len(truth)} frames" in proc.stderr  # only --quiet silences the summary
+    long_clip, _ = clips("h264-long.mp4", ClipSpec(frames=150, width=320, height=180))
+    p = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(long_clip), "--json", "-"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = p.stdout.readline()  # read one line, then go away like `| head -1`
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 141 and json.loads(first)["frame"] == 0
+    assert_clean(err)
+
+
+def test_two_quick_ctrl_c_end_without_noise(tmp_path, face_model_path):
+    clip = tmp_path / "long.mp4"
+    write_clip(clip, ClipSpec(frames=600, width=320, height=180))
+    out = tmp_path / "d.jsonl"
+    for pause in (0.0, 0.01, 0.03, 0.06):
+        out.unlink(missing_ok=True)
+        proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(clip), "--json", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while time.time() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 10):
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(pause)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err.decode()
+        assert_clean(err.decode())
+        assert "interrupted; everything written so far is complete" in err.decode()
+
+
+def test_the_summary_separates_the_video_encoder_from_the_pipeline(clips, tmp_path, face_model_path):
+    clip, _ = clips("h264-720p.mp4", ClipSpec(frames=30, width=1280, height=720))
+    report = tmp_path / "r.json"
+    proc = zerocopy_cli("detect", clip, "--output", tmp_path / "o.mp4", "--report", report)
+    assert proc.returncode == 0
+    sinks = json.loads(report.read_text())["sinks"]
+    assert 0 < sinks["share"] < 1 and sinks["fps_without"] > json.loads(report.read_text())["fps"]
+    if sinks["share"] >= 0.2:
+        assert "writing the annotated video took" in proc.stderr and "the pipeline alone ran at" in proc.stderr
+
+
+def test_a_folder_of_images_and_clips_is_processed(clips, tmp_path, face_model_path):
+    import shutil
+
+    from PIL import Image
+
+    from zerocopy.samples import load_photo
+
+    clip, truth = clips("h264.mp4", ClipSpec(frames=20))
+    folder = tmp_path / "in"
+    folder.mkdir()
+    shutil.copy(clip, folder / "a.mp4")
+    Image.fromarray(load_photo("astronaut")).save(folder / "b.jpg")
+    Image.fromarray(load_photo("astronaut")).save(folder / "c.png")
+    out = tmp_path / "d.jsonl"
+    assert detect_quiet(folder, "--json", out) == 0
+    lines = read_jsonl(out)
+    assert [line["source"] for line in lines] == [str(folder / "a.mp4")] * len(truth) + [
+        str(folder / "b.jpg"), str(folder / "c.png")]
+    assert lines[-1]["detections"], "the astronaut's face"
+
+
+def test_the_annotated_video_keeps_the_audio_and_the_report_names_each_output(tmp_path, face_model_path):
+    from zerocopy.samples import ClipSpec as Spec
+
+    clip = tmp_path / "with-audio.mkv"
+    write_clip(clip, Spec(frames=25))
+    with av.open(str(clip)) as src, av.open(str(tmp_path / "av.mkv"), "w") as out:  # add a second of tone
+        video = out.add_stream_from_template(src.streams.video[0])
+        audio = out.add_stream("aac", rate=48000)
+        for packet in src.demux(src.streams.video[0]):
+            if packet.size:
+                packet.stream = video
+                out.mux(packet)
+        t = np.arange(48000) / 48000
+        tone = (0.2 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)[None]
+        for i in range(0, 48000, 1024):
+            frame = av.AudioFrame.from_ndarray(np.ascontiguousarray(tone[:, i:i + 1024]), format="fltp",
+                                               layout="mono")
+            frame.rate, frame.pts = 48000, i
+            out.mux(audio.encode(frame))
+        out.mux(audio.encode(None))
+    odd = tmp_path / "odd.mkv"  # VP9 takes odd sizes; H.264 4:2:0 does not
+    write_clip(odd, Spec(codec="libvpx-vp9", width=641, height=359, frames=10))
+    report = tmp_path / "r.json"
+    assert detect_quiet(tmp_path / "av.mkv", odd, "--output", tmp_path / "o.mp4", "--report", report) == 0
+    outputs = {i["source"]: i["output"] for i in json.loads(report.read_text())["inputs"]}
+    assert outputs == {str(tmp_path / "av.mkv"): str(tmp_path / "o-1.mp4"), str(odd): str(tmp_path / "o-2.mp4")}
+    with av.open(outputs[str(tmp_path / "av.mkv")]) as c:
+        assert len(c.streams.audio) == 1 and c.streams.audio[0].codec_context.name == "aac"
+        assert sum(1 for _ in c.demux(c.streams.audio[0])) > 10
+    with av.open(outputs[str(odd)]) as c:  # H.264 4:2:0 needs even sizes: one column and row are cropped
+        s = c.streams.video[0]
+        assert (s.codec_context.width, s.codec_context.height) == (640, 358)

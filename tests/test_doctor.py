@@ -15,9 +15,10 @@ def test_doctor_json_has_a_verdict_for_every_path(capsys):
     for key in ("pyav", "render_nodes", "openvino", "opencl", "native_bridge", "paths"):
         assert key in info
     assert set(info["paths"]) == {"zero-copy", "copy", "software", "baseline"}
-    assert info["paths"]["software"] == "available"
-    for verdict in info["paths"].values():
-        assert verdict == "available" or verdict.startswith("unavailable: ")
+    assert info["paths"]["software"] == {"available": True, "reasons": []}
+    for status in info["paths"].values():
+        assert set(status) == {"available", "reasons"}
+        assert status["available"] == (not status["reasons"]) and all(isinstance(r, str) for r in status["reasons"])
     assert info["pyav"]["ffmpeg"]["libavutil"] == ".".join(map(str, av.library_versions["libavutil"]))
     assert "CPU" in info["openvino"]["devices"]
     assert info["native_bridge"]["status"]

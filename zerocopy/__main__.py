@@ -1,3 +1,3 @@
-from zerocopy.cli import main
+from zerocopy.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -13,11 +14,36 @@ from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.errors import PathUnavailable, ZeroCopyError
 from zerocopy.paths import PATHS
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+
+# Refusals as a user needs them on every run: the cause that matters, short; most fundamental first.
+# The full reasons are in --report, `zerocopy doctor` and --verbose.
+_SHORT_REASONS = (
+    ("lacks HWAccel(is_hw_owned)", "PyAV too old for VA-API"),
+    ("PyAV was built without VA-API", "no VA-API in PyAV"),
+    ("OpenVINO sees no GPU", "no GPU"),
+    ("no /dev/dri render node", "no render node"),
+    ("does not exist", "no such render node"),
+    ("cannot open the VA device", "the VA device cannot be opened"),
+    ("the GPU cannot decode", "the GPU cannot decode this codec"),
+    ("VA-API cannot decode", "the GPU cannot decode this codec"),
+    ("native bridge:", "no native bridge"),
+)
 
 
 def say(msg: str) -> None:
     print(f"zerocopy: {msg}", file=sys.stderr, flush=True)
+
+
+def short_refusals(reasons: dict[str, list[str]], most: int = 2) -> str:
+    """The one or two reasons that matter, each once: "no VA-API in PyAV; no GPU"."""
+    found: list[tuple[int, str]] = []
+    for why in (w for ws in reasons.values() for w in ws):
+        rank, short = next(((i, s) for i, (key, s) in enumerate(_SHORT_REASONS) if key in why),
+                           (len(_SHORT_REASONS), why.split(": ")[0][:80]))
+        if short not in (s for _, s in found):
+            found.append((rank, short))
+    return "; ".join(s for _, s in sorted(found, key=lambda f: f[0])[:most])
 
 
 def _positive(kind):
@@ -110,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU")
     d.add_argument("--max-frames", type=_positive(int), metavar="N", help="stop after N frames of each input")
     d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    d.add_argument("--verbose", action="store_true",
+                   help="say every reason each better path was refused (the summary names the main ones)")
 
     b = sub.add_parser("bench", help="measure every path that can run here against the baseline",
                        description="Run each path (and the OpenCV baseline) over the same input, interleaved "
@@ -128,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--decode-threads", type=_threads, metavar="N", help=_DECODE_THREADS_HELP)
     b.add_argument("--batch", type=_positive(int), default=1,
                    help="frames per inference request, for every path (zero-copy takes batch 1 only)")
-    b.add_argument("--frames", type=_positive(int), default=300, help="measured frames per run")
+    b.add_argument("--frames", type=_positive(int), default=300,
+                   help="measured frames per run (a shorter input: what it has after the warm-up, with a notice)")
     b.add_argument("--warmup", type=_positive(int), default=30, help="frames run before measuring")
     b.add_argument("--repeat", type=_positive(int), default=3, help="runs per path (medians are reported)")
     b.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
@@ -224,11 +253,12 @@ def _progress_factory(quiet: bool):
 def cmd_detect(args) -> int:
     from zerocopy.detect import DetectOptions, run_detect
     from zerocopy.sinks import check_writable
+    from zerocopy.sinks.video import check_video_target
 
     for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
         check_writable(option, target)
-    if args.json == "-":
-        args.quiet = True  # stdout carries the data
+    if args.output:
+        check_video_target(args.output)
     opts = DetectOptions(
         inputs=args.inputs, model=args.model, labels=args.labels, decoder=args.decoder, resize=args.resize,
         path=args.path, device=args.device, va_device=args.va_device, nireq=args.nireq, batch=args.batch,
@@ -237,18 +267,25 @@ def cmd_detect(args) -> int:
         ov_config=dict(args.ov_config), decode_threads=args.decode_threads)
     run = run_detect(opts, say)
     report, result = run.report, run.result
-    if run.choice.refused and not args.quiet:
-        say(f"path: {run.choice.name} (" + "; ".join(f"{k} refused: {v}" for k, v in run.choice.refused.items())
-            + ")")
+    if run.choice.reasons and not args.quiet and result.frames:
+        if args.verbose:
+            for path, reasons in run.choice.reasons.items():
+                say(f"{path} refused: {'; '.join(reasons)}")
+        say(f"path: {run.choice.name} (better paths refused: {short_refusals(run.choice.reasons)}; "
+            "`zerocopy doctor` explains)")
     for outcome in result.inputs:
         if outcome.damage.damaged:
             say(f"{outcome.source}: damaged stream, {outcome.frames} frames processed: {outcome.damage.summary()}")
         if outcome.error:
             say(outcome.error)
-    if not args.quiet:
+    if not args.quiet and result.frames:
         say(f"{report['frames']} frames, {report['detections']} detections, {report['fps']} fps, "
             f"CPU {report['cpu']['percent']}% on the {run.choice.name} path ({report['device']}, "
             f"nireq {report['nireq']}, batch {report['batch']})")
+        sinks = report.get("sinks") or {}
+        if args.output and sinks.get("share", 0) >= 0.2:
+            say(f"writing the annotated video took {round(100 * sinks['share'])}% of the time; the pipeline alone "
+                f"ran at {sinks['fps_without']} fps (leave out --output to measure it)")
     if result.interrupted:
         say("interrupted; everything written so far is complete")
         return EXIT_INTERRUPTED
@@ -281,8 +318,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         say("interrupted")
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_FAIL
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): end quietly, as Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except Exception as e:  # a bug: still one line, the traceback on request
         if os.environ.get("ZEROCOPY_DEBUG"):
             traceback.print_exc()
@@ -290,3 +329,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAIL
     parser.print_help()
     return EXIT_USAGE
+
+
+def entry() -> None:
+    """The `zerocopy` command.
+
+    A Ctrl-C before or during a run stops it (the run finishes the frames in flight, see
+    `pipeline.stop_on_sigint`). Once `main` is done every output is closed, so the process ends at
+    once (`os._exit`) instead of going through the interpreter's shutdown, where OpenVINO's and
+    FFmpeg's native threads are torn down under Python's feet: a second Ctrl-C arriving then printed
+    "Exception ignored …", and could even abort the process.
+    """
+    import signal
+
+    done = False
+
+    def on_sigint(signum, frame):
+        if done:
+            os._exit(EXIT_INTERRUPTED)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        code = main()
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    done = True
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(ValueError, OSError):  # a closed pipe (`| head`) included
+            stream.flush()
+    os._exit(code)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zerocopy.errors import InputError, ModelError, PathUnavailable
+from zerocopy.errors import InputError, ModelError, PathUnavailable, ZeroCopyError
 from zerocopy.paths import AUTO_ORDER, PathChoice, front_for
 from zerocopy.pipeline import Pipeline, RunResult
 
@@ -43,18 +43,21 @@ class DetectRun:
 
 
 VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".ts", ".mts", ".m2ts", ".mpg", ".mpeg",
-                  ".flv", ".wmv", ".h264", ".264", ".h265", ".265", ".hevc", ".ivf", ".y4m"}
+                  ".flv", ".wmv", ".h264", ".264", ".h265", ".265", ".hevc", ".ivf", ".y4m",
+                  # still images: FFmpeg reads each as a one-frame video, as when one is named alone
+                  ".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
 
 
 def expand_inputs(inputs: list[str]) -> list[str]:
-    """Folders become their video files (by suffix, sorted, not recursive); other inputs stay as given."""
+    """Folders become their video and image files (by suffix, sorted, not recursive); other inputs
+    stay as given."""
     out: list[str] = []
     for item in inputs:
         path = Path(item)
         if path.is_dir():
             videos = sorted(str(p) for p in path.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)
             if not videos:
-                raise InputError(f"{item}: a directory with no video files ({', '.join(sorted(VIDEO_SUFFIXES))})")
+                raise InputError(f"{item}: a directory with no video or image files")
             out += videos
         else:
             out.append(item)
@@ -66,11 +69,27 @@ def _sinks(opts: DetectOptions, labels):
     from zerocopy.sinks.video import VideoSink
 
     sinks = []
-    if opts.json:
-        sinks.append(JsonlSink(opts.json, labels, with_source=len(opts.inputs) > 1))
+    try:
+        if opts.json:
+            sinks.append(JsonlSink(opts.json, labels, with_source=len(opts.inputs) > 1))
+    except OSError as e:
+        raise ZeroCopyError(f"cannot write --json {opts.json}: {e.strerror or e}") from None
     if opts.output:
         sinks.append(VideoSink(opts.output, labels, inputs=len(opts.inputs)))
     return sinks
+
+
+def _name_outputs(report: dict, sinks) -> None:
+    """Each input's entry in the report names its annotated video."""
+    from zerocopy.sinks.video import VideoSink
+
+    for sink in sinks:
+        if isinstance(sink, VideoSink):
+            written = list(sink.outputs)
+            for entry in report["inputs"]:
+                match = next((i for i, (source, _) in enumerate(written) if source == entry["source"]), None)
+                if match is not None:
+                    entry["output"] = written.pop(match)[1]
 
 
 def _devices(core, requested: str, front) -> list[str]:
@@ -145,10 +164,11 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
                         log(f"{name} path refused on {device}: {'; '.join(e.reasons.get(name, [str(e)]))}; "
                             "trying the next")
                     continue
-                choice = PathChoice(name, PathUnavailable(refused).joined() if refused else {})
+                choice = PathChoice(name, refused)
                 run = DetectRun(result, choice, pipeline)
                 threads = pipeline.decode_threads if name == "software" else None
                 run.report = build_report(result, choice, model, pipeline.nireq, threads)
+                _name_outputs(run.report, sinks)
                 if opts.report:
                     write_report(run.report, opts.report)
                 return run

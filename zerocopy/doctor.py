@@ -11,7 +11,7 @@ import platform
 import sys
 from typing import Any
 
-SCHEMA = 1
+SCHEMA = 2  # 2: each path is {"available": bool, "reasons": [...]} (was "available"/"unavailable: …")
 
 
 def _pyav() -> dict[str, Any]:
@@ -126,7 +126,7 @@ def _bridge() -> dict[str, Any]:
 def collect() -> dict[str, Any]:
     from zerocopy import __version__
     from zerocopy.decode.vaapi import render_nodes
-    from zerocopy.probe import gather, verdicts
+    from zerocopy.probe import gather, path_status
 
     pyav = _pyav()
     nodes = [{"path": n.path, "driver": n.driver, "vendor": n.vendor, "intel": n.is_intel,
@@ -152,7 +152,7 @@ def collect() -> dict[str, Any]:
         "openvino": ov_info,
         "opencl": _opencl(),
         "native_bridge": _bridge(),
-        "paths": verdicts(facts, va_error=va_error),
+        "paths": path_status(facts, va_error=va_error),
     }
 
 
@@ -185,6 +185,7 @@ def render(info: dict[str, Any]) -> str:
         lines.append(f"  self-test: {check['name']}: {'ok' if check['ok'] else 'FAILED ' + check['detail']}")
     lines.append("")
     lines.append("paths:")
-    for path, verdict in info["paths"].items():
+    for path, status in info["paths"].items():
+        verdict = "available" if status["available"] else "unavailable: " + "; ".join(status["reasons"])
         lines.append(f"  {path:<10} {verdict}")
     return "\n".join(lines)

@@ -301,8 +301,14 @@ class ZeroCopyFront:
 
 @dataclass
 class PathChoice:
+    """The path that ran, and every reason each better one was refused (`refused`: joined, for reports)."""
+
     name: str
-    refused: dict[str, str] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def refused(self) -> dict[str, str]:
+        return {path: "; ".join(why) for path, why in self.reasons.items()}
 
 
 def front_for(name: str) -> Front:

@@ -68,6 +68,7 @@ class RunResult:
     detections: int = 0
     interrupted: bool = False
     setup_s: float = 0.0  # opening the first input and compiling the model, not in the clock
+    sink_s: float = 0.0  # wall time spent in the sinks (the annotated MP4's encoder, mostly), in the clock
 
     @property
     def frames(self) -> int:
@@ -101,6 +102,7 @@ class Pipeline:
         self.scheduler: InferenceScheduler | None = None
         self.nireq = 0
         self.committed = False
+        self.sink_s = 0.0
         self.va = VASession(va_device)  # one VA device (and remote context) for all of a run's inputs
         self._context = None
         self._clock: RunClock | None = None
@@ -181,8 +183,10 @@ class Pipeline:
         post_ms = (time.perf_counter() - t0) * 1e3
         self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
         self.detections += len(dets)
+        t1 = time.perf_counter()
         for sink in self.sinks:
             sink.write(r.frame, dets)
+        self.sink_s += time.perf_counter() - t1
 
     def run(self, sources: Sequence[str], max_frames: int | None = None) -> RunResult:
         """Process every source. A path that cannot handle the inputs raises `PathUnavailable` before
@@ -213,7 +217,7 @@ class Pipeline:
             self.close()
             clock.stop()
         interrupted = interrupted or self.stop.is_set()
-        return RunResult(outcomes, self.stages, clock, self.detections, interrupted, self.setup_s)
+        return RunResult(outcomes, self.stages, clock, self.detections, interrupted, self.setup_s, self.sink_s)
 
     def close(self) -> None:
         """Release the requests and the compiled model, then the VA device they may use (idempotent)."""
@@ -257,8 +261,10 @@ class Pipeline:
                 stream.close()
                 outcome.damage = stream.damage_report()
                 if begun:
+                    t1 = time.perf_counter()
                     for sink in self.sinks:
                         sink.end()
+                    self.sink_s += time.perf_counter() - t1
                 if bar is not None:
                     bar.close()
         if outcome.frames == 0 and not self.stop.is_set():

@@ -108,3 +108,13 @@ def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True, va_error: str
     except ImportError:
         out["baseline"] = "unavailable: OpenCV is not installed (pip install 'zerocopy[baseline]')"
     return out
+
+
+def path_status(facts: Facts, batch: int = 1, letterbox: bool = True,
+                va_error: str | None = None) -> dict[str, dict]:
+    """doctor's JSON form of `verdicts`: per path `{"available": bool, "reasons": [...]}`."""
+    out = {}
+    for path, verdict in verdicts(facts, batch, letterbox, va_error).items():
+        reasons = [] if verdict == "available" else verdict.removeprefix("unavailable: ").split("; ")
+        out[path] = {"available": not reasons, "reasons": reasons}
+    return out

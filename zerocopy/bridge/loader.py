@@ -154,6 +154,13 @@ def loaded_library_files(name: str) -> set[str]:
     return files
 
 
+def pyav_bundles_ffmpeg() -> bool:
+    """Whether PyAV runs on the FFmpeg copy its wheel bundles (`av.libs/`), which comes without headers."""
+    import av  # noqa: F401  (maps PyAV's libraries)
+
+    return any(os.path.basename(os.path.dirname(f)) == "av.libs" for f in loaded_library_files("libavutil"))
+
+
 def loaded_libavutil_files() -> set[str]:
     return loaded_library_files("libavutil")
 
@@ -295,10 +302,12 @@ def load_bridge() -> Bridge:
     for name in LIBRARIES:
         have = headers.version(name)
         if have != pyav[name]:
-            raise BridgeUnavailable(
-                f"the FFmpeg headers found ({name} {'.'.join(map(str, have))}, via {headers.origin}) are not "
-                f"those of the FFmpeg PyAV links ({name} {'.'.join(map(str, pyav[name]))}): "
-                f"set {PREFIX_ENV} to that FFmpeg's install prefix")
+            mismatch = (f"the FFmpeg headers found ({name} {'.'.join(map(str, have))}, via {headers.origin}) are "
+                        f"not those of the FFmpeg PyAV links ({name} {'.'.join(map(str, pyav[name]))})")
+            if pyav_bundles_ffmpeg():  # PyPI's wheels ship FFmpeg without headers: no prefix would help
+                raise BridgeUnavailable(f"{mismatch}; PyPI's PyAV bundles its FFmpeg without headers "
+                                        "(make setup-gpu builds PyAV against the system FFmpeg)")
+            raise BridgeUnavailable(f"{mismatch}: set {PREFIX_ENV} to that FFmpeg's install prefix")
     module = import_module(build(headers))
     verify(module, pyav)
     bridge = Bridge(module)

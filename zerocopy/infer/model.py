@@ -7,6 +7,9 @@ memory the planes live in differs.
 
 from __future__ import annotations
 
+import os
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -53,13 +56,31 @@ def read_labels(path: str | Path) -> tuple[str, ...]:
     return tuple(line.strip() for line in lines if line.strip())
 
 
+@contextmanager
+def native_stderr_silenced():
+    """Drop what native code writes to stderr meanwhile: OpenVINO's TensorFlow frontends log through
+    absl ("WARNING: All log messages before absl::InitializeLog() …") straight to file descriptor 2.
+    Errors still arrive as exceptions, with their reason."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def read_model(core: ov.Core, path: Path) -> ov.Model:
     if not path.is_file():
         raise ModelError(f"model file not found: {path}")
     try:
-        return core.read_model(str(path))
+        with native_stderr_silenced():
+            return core.read_model(str(path))
     except RuntimeError as e:
-        raise ModelError(f"cannot read model {path}: {openvino_reason(e)}") from None
+        reason = openvino_reason(e).replace(f': "{path}"', "").replace(f' "{path}"', "")  # named already
+        raise ModelError(f"cannot read model {path}: {reason}") from None
 
 
 def image_input(model: ov.Model) -> tuple[ov.Output, str, int, int]:

@@ -18,6 +18,7 @@ class JsonlSink:
         self.names = list(names)
         self.with_source = with_source
         self.source = ""
+        self._gone = False
 
     def begin(self, source: str, rate: float) -> None:
         self.source = source
@@ -29,8 +30,14 @@ class JsonlSink:
         rec.update(frame=frame.index, pts=None if frame.pts is None else round(frame.pts, 6),
                    width=frame.width, height=frame.height,
                    detections=detections.to_records(self.names or None))
-        self._f.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
-        self._f.flush()
+        if self._gone:
+            return
+        try:
+            self._f.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
+            self._f.flush()
+        except BrokenPipeError:  # the reader went away (`| head`): stop writing, let the run end
+            self._gone = True
+            raise
 
     def end(self) -> None:
         pass

@@ -44,6 +44,11 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nir
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
         "stages": result.stages.summary(),
+        "sinks": {
+            "seconds": round(result.sink_s, 3),
+            "share": round(result.sink_s / wall, 3) if wall > 0 else 0.0,
+            "fps_without": round(frames / (wall - result.sink_s), 2) if wall > result.sink_s and frames else 0.0,
+        },
         "cpu": {
             "seconds": round(cpu, 3),
             "percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,

@@ -1,4 +1,5 @@
-"""Annotated H.264 MP4: the decoded frames with boxes, labels and scores drawn on them."""
+"""Annotated H.264 video: the decoded frames with boxes, labels and scores drawn on them, and the
+input's audio copied through."""
 
 from __future__ import annotations
 
@@ -10,9 +11,20 @@ import av
 from PIL import ImageDraw, ImageFont
 
 from zerocopy.detections import Detections
+from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
 
 _COLOURS = [(255, 64, 64), (64, 200, 64), (64, 128, 255), (255, 200, 0), (200, 64, 255)]
+CONTAINERS = (".mp4", ".m4v", ".mov", ".mkv", ".ts", ".avi")
+_FASTSTART = (".mp4", ".m4v", ".mov")  # the index at the front: playable while downloading
+
+
+def check_video_target(target: str) -> None:
+    """Refuse, before any work, an --output that names no video file FFmpeg can write H.264 into."""
+    suffix = Path(target).suffix.lower()
+    if target.endswith(("/", "\\")) or suffix not in CONTAINERS:
+        raise ZeroCopyError(f"cannot write --output {target}: name a video file ending in "
+                            f"{', '.join(CONTAINERS)}")
 
 
 def output_name(target: str, index: int, count: int) -> str:
@@ -24,31 +36,57 @@ def output_name(target: str, index: int, count: int) -> str:
 
 
 class VideoSink:
-    """Re-encodes each input to its own MP4. Frames whose size changes are scaled to the first size."""
+    """Re-encodes each input to its own file. Frames whose size changes are scaled to the first size.
+
+    H.264 in 4:2:0 needs an even width and height: an odd-sized input loses its last column or row
+    (cropped, never scaled, so the boxes stay where they were drawn). `outputs` lists (input, file)
+    in the order the inputs began.
+    """
 
     def __init__(self, target: str, names: Sequence[str], inputs: int = 1):
         self.target, self.names, self.inputs = target, list(names), inputs
+        self.outputs: list[tuple[str, str]] = []
         self._count = 0
         self._out: av.container.OutputContainer | None = None
         self._stream = None
+        self._audio = None
         self._n = 0
+        self._source = ""
 
     def begin(self, source: str, rate: float) -> None:
         self._path = output_name(self.target, self._count, self.inputs)
         self._count += 1
+        self._source = source
+        self.outputs.append((source, self._path))
         self._rate = Fraction(rate).limit_denominator(1001) if rate > 0 else Fraction(25)
-        self._out, self._stream, self._n = None, None, 0
+        self._out, self._stream, self._audio, self._n = None, None, None, 0
 
     def _open(self, width: int, height: int) -> None:
-        self._out = av.open(self._path, "w", options={"movflags": "faststart"})
+        suffix = Path(self._path).suffix.lower()
+        options = {"movflags": "faststart"} if suffix in _FASTSTART else {}
+        self._out = av.open(self._path, "w", options=options)
         s = self._out.add_stream("libx264", rate=self._rate)
         s.width, s.height, s.pix_fmt = width - width % 2, height - height % 2, "yuv420p"
         s.options = {"preset": "veryfast", "crf": "23"}
         self._stream = s
+        self._audio = self._add_audio()
         try:  # a readable size on any frame; Pillow without FreeType has only the small bitmap font
             self._font = ImageFont.load_default(size=max(12, height // 36))
         except (TypeError, OSError):
             self._font = ImageFont.load_default()
+
+    def _add_audio(self):
+        """The input's first audio stream, to be copied (not re-encoded) at the end; None if there is none,
+        the input is not a local file, or the container cannot hold that codec."""
+        if not Path(self._source).is_file():
+            return None
+        try:
+            with av.open(self._source) as src:
+                if not src.streams.audio:
+                    return None
+                return self._out.add_stream_from_template(src.streams.audio[0])
+        except (av.FFmpegError, ValueError, OSError):
+            return None
 
     def write(self, frame: PreparedFrame, detections: Detections) -> None:
         if frame.picture is None:
@@ -68,14 +106,35 @@ class VideoSink:
             draw.rectangle(draw.textbbox((x, y), text, font=self._font), fill=colour)
             draw.text((x, y), text, fill=(0, 0, 0), font=self._font)
         s = self._stream
+        if img.size != (s.width, s.height) and img.width - img.width % 2 == s.width \
+                and img.height - img.height % 2 == s.height:
+            img = img.crop((0, 0, s.width, s.height))  # odd size: drop the last column/row
         out = av.VideoFrame.from_image(img).reformat(width=s.width, height=s.height, format="yuv420p")
         out.pts, out.time_base = self._n, 1 / self._rate
         self._n += 1
         self._out.mux(s.encode(out))
 
+    def _copy_audio(self) -> None:
+        """The input's audio up to the last frame written (a stopped run keeps audio and video alike)."""
+        end = self._n / self._rate
+        try:
+            with av.open(self._source) as src:
+                audio = src.streams.audio[0]
+                for packet in src.demux(audio):
+                    if packet.dts is None or packet.size == 0:
+                        continue
+                    if packet.pts is not None and packet.time_base and packet.pts * packet.time_base >= end:
+                        break
+                    packet.stream = self._audio
+                    self._out.mux(packet)
+        except (av.FFmpegError, ValueError, OSError):
+            pass  # the video stays complete; the audio is a courtesy
+
     def end(self) -> None:
         if self._out is not None:
             self._out.mux(self._stream.encode(None))
+            if self._audio is not None:
+                self._copy_audio()
             self._out.close()
             self._out = None
 
