@@ -64,3 +64,36 @@ def test_models_list_and_pull_commands(face_model_path, capsys):
         assert name in out
     assert run_cli("models", "pull", "face") == 0
     assert str(face_model_path) in capsys.readouterr().out
+
+
+def test_the_default_model_runs_reshaped_to_its_catalogue_size():
+    """face-wide: the pinned TFLite file is verified, then saved as IR at 448x256; the anchors the
+    decoder makes for that size match the model's outputs."""
+    import openvino as ov
+
+    from zerocopy.catalog import DEFAULT_MODEL
+    from zerocopy.infer.model import WrappedModel, resolve_spec
+
+    entry = CATALOG[DEFAULT_MODEL]
+    assert entry.input_size == (448, 256) and entry.threshold > 0.5 and entry.suits
+    path = pull(DEFAULT_MODEL)
+    assert path.name == "face_detection_back-448x256.xml" and path.with_suffix(".bin").is_file()
+    assert sha256_of(path.parent / entry.filename) == entry.model_sha256
+    assert "448x256" in (path.parent / "SOURCE").read_text()
+    core = ov.Core()
+    wrapped = WrappedModel(core, resolve_spec(DEFAULT_MODEL, core=core))
+    assert (wrapped.width, wrapped.height) == (448, 256)
+    assert len(wrapped.decoder.anchors) == max(s[1] for s in wrapped.output_shapes.values()) == 1568
+
+
+def test_a_missing_reshaped_copy_is_made_again_without_downloading(tmp_path, monkeypatch):
+    monkeypatch.setenv("ZEROCOPY_CACHE", str(tmp_path))
+    path = pull("face-wide")
+    path.unlink()
+    assert cached_path(CATALOG["face-wide"]) is None
+
+    def no_download(*a, **k):
+        raise AssertionError("downloaded although the verified model is cached")
+    monkeypatch.setattr(fetch_mod.subprocess, "run", no_download)
+    assert pull("face-wide") == path and path.is_file()
+    assert cached_path(CATALOG["face-wide"]) == path

@@ -71,3 +71,64 @@ def test_compare_runs_counts_matches_extras_and_score_drift():
     r = compare_runs(ref, other)
     assert r["matched_share"] == 0.5 and r["extra"] == 1 and r["reference_detections"] == 2
     assert abs(r["max_score_diff"] - 0.05) < 1e-6 and abs(r["mean_iou"] - 90 / 110) < 1e-3
+
+
+def _frame(gray: np.ndarray):
+    import av
+
+    h, w = gray.shape
+    f = av.VideoFrame(w, h, "yuv420p")
+    f.planes[0].update(np.ascontiguousarray(gray))
+    for p in f.planes[1:]:
+        p.update(np.full((p.height, p.line_size), 128, np.uint8))
+    f.colorspace, f.color_range = 6, 1  # BT.601 limited: no colour transform, codes pass through
+    return f
+
+
+def test_fine_detail_shrinks_to_its_mean_instead_of_aliasing():
+    """1-pixel stripes shrunk 4.3 times: area averaging gives their mean grey everywhere; bilinear
+    sampling gives a false pattern (what made small faces hinge on where the taps fell)."""
+    from zerocopy.resize.planes import PlaneResizer
+
+    stripes = np.tile(np.array([40, 200], np.uint8), (1080, 960))
+    f = _frame(stripes)
+    y, _, g = PlaneResizer(448, 256, "letterbox")(f)
+    area = y[0, g.y0 : g.y0 + g.content_h, :, 0].astype(float)
+    assert abs(area.mean() - 120) < 2 and area.std() < 3
+    y, _, _ = PlaneResizer(448, 256, "letterbox", antialias=False)(f)
+    aliased = y[0, g.y0 : g.y0 + g.content_h, :, 0].astype(float)
+    assert aliased.std() > 20
+
+
+@pytest.mark.parametrize("src,dst", [((1920, 1080), (448, 256)), ((1280, 720), (448, 256)),
+                                     ((1920, 1080), (128, 128)), ((640, 360), (448, 256))])
+def test_area_averaging_matches_opencv(src, dst):
+    """The software resizer and the baseline's cv2.resize (INTER_AREA from a shrink of 2 on, else
+    INTER_LINEAR) give nearly the same picture: our boxes' edges fall on whole samples (on even ones
+    for wide boxes), OpenCV's on fractions, which moves a mean by a few codes where the picture is
+    steep (this one changes by up to ~14 codes per sample)."""
+    import cv2
+
+    from zerocopy.resize.bgr import BGRResizer
+    from zerocopy.resize.planes import PlaneResizer
+
+    rng = np.random.default_rng(0)
+    w, h = src
+    smooth = cv2.resize(rng.integers(16, 236, (h // 16, w // 16)).astype(np.uint8), (w, h),
+                        interpolation=cv2.INTER_CUBIC)
+    y, _, g = PlaneResizer(*dst, "letterbox")(_frame(smooth))
+    ours = y[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w, 0].astype(int)
+    bgr, g2 = BGRResizer(cv2, *dst, "letterbox")(np.repeat(smooth[..., None], 3, axis=2))
+    assert g2 == g
+    theirs = bgr[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w, 0].astype(int)
+    diff = np.abs(ours - theirs)
+    assert diff.mean() < 2.5 and diff.max() <= 16, (diff.mean(), diff.max())
+
+
+def test_identity_size_is_an_exact_copy():
+    from zerocopy.resize.planes import PlaneResizer
+
+    rng = np.random.default_rng(1)
+    img = rng.integers(16, 236, (256, 448)).astype(np.uint8)
+    y, uv, _ = PlaneResizer(448, 256, "stretch")(_frame(img))
+    assert np.array_equal(y[0, :, :, 0], img) and (uv == 128).all()

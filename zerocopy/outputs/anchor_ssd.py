@@ -17,6 +17,7 @@ KNOWN_LAYOUTS = {
     (128, 896): {"strides": (8, 16, 16, 16), "anchors_per_stride": 2},
     (192, 2304): {"strides": (4,), "anchors_per_stride": 1},
     (224, 2254): {"strides": (8, 16, 32, 32, 32), "anchors_per_stride": 2},
+    (256, 896): {"strides": (16, 32, 32, 32), "anchors_per_stride": 2},  # face_detection_back
     (256, 2944): {"strides": (8, 16, 32, 32, 32), "anchors_per_stride": 2},
 }
 
