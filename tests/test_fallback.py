@@ -17,7 +17,7 @@ from conftest import read_jsonl
 from faults import StandInFront, write_poison_model, write_undecodable, write_white_clip
 
 import zerocopy.probe
-from zerocopy import detect as detect_module
+from zerocopy import api as detect_module
 from zerocopy import paths
 from zerocopy.detect import DetectOptions, run_detect
 from zerocopy.errors import InferenceError, PathUnavailable

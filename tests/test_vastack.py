@@ -123,7 +123,7 @@ def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bri
                                                                              tmp_path, face_model_path):
     """The real scale_vaapi stage (bridge + PyAV graph) fed software frames: the bridge refuses the frame
     (no hw_frames_ctx), `auto` names that and runs software with every frame."""
-    from zerocopy import detect as detect_module
+    from zerocopy import api as detect_module
     from zerocopy import paths
     from zerocopy.decode.pyav import PyAVDecoder
     from zerocopy.detect import DetectOptions, run_detect

@@ -130,7 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: PERFORMANCE_HINT=THROUGHPUT, and on the CPU half the cores for inference")
     d.add_argument("--decode-threads", type=_threads, metavar="N", help=_DECODE_THREADS_HELP)
     d.add_argument("--batch", type=_positive(int), default=1, help="frames per inference request")
-    d.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
+    d.add_argument("--threshold", type=_threshold,
+                   help="minimum detection score (default: the model's, 0.5 for your own models)")
     d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
     d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU")
@@ -250,8 +251,33 @@ def _progress_factory(quiet: bool):
     return make
 
 
+@contextlib.contextmanager
+def stop_on_sigint(stop):
+    """The first Ctrl-C calls `stop()` (the run ends after the frames in flight, outputs complete);
+    a second one interrupts at once."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    asked = threading.Event()
+
+    def handler(signum, frame):
+        if asked.is_set():
+            raise KeyboardInterrupt
+        asked.set()
+        stop()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def cmd_detect(args) -> int:
-    from zerocopy.detect import DetectOptions, run_detect
+    from zerocopy.detect import DetectOptions, make_detector, run_detect
     from zerocopy.sinks import check_writable
     from zerocopy.sinks.video import check_video_target
 
@@ -263,9 +289,11 @@ def cmd_detect(args) -> int:
         inputs=args.inputs, model=args.model, labels=args.labels, decoder=args.decoder, resize=args.resize,
         path=args.path, device=args.device, va_device=args.va_device, nireq=args.nireq, batch=args.batch,
         threshold=args.threshold, json=args.json, output=args.output, report=args.report,
-        max_frames=args.max_frames, quiet=args.quiet, progress=_progress_factory(args.quiet),
+        max_frames=args.max_frames, quiet=args.quiet, verbose=args.verbose, progress=_progress_factory(args.quiet),
         ov_config=dict(args.ov_config), decode_threads=args.decode_threads)
-    run = run_detect(opts, say)
+    detector = make_detector(opts)
+    with detector, stop_on_sigint(detector.stop):
+        run = run_detect(opts, say, detector)
     report, result = run.report, run.result
     if run.choice.reasons and not args.quiet and result.frames:
         if args.verbose:

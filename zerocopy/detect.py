@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from zerocopy.errors import InputError, ModelError, PathUnavailable, ZeroCopyError
-from zerocopy.paths import AUTO_ORDER, PathChoice, front_for
+from zerocopy.errors import InputError, ZeroCopyError
+from zerocopy.paths import PathChoice
 from zerocopy.pipeline import Pipeline, RunResult
 
 
@@ -23,12 +23,13 @@ class DetectOptions:
     va_device: str | None = None
     nireq: int | None = None
     batch: int = 1
-    threshold: float = 0.5
+    threshold: float | None = None  # None: the model's default
     json: str | None = None
     output: str | None = None
     report: str | None = None
     max_frames: int | None = None
     quiet: bool = False
+    verbose: bool = False  # say each refusal as it happens, and every reason
     progress: Callable | None = None
     ov_config: dict[str, str] = field(default_factory=dict)
     decode_threads: int | None = None
@@ -92,89 +93,39 @@ def _name_outputs(report: dict, sinks) -> None:
                     entry["output"] = written.pop(match)[1]
 
 
-def _devices(core, requested: str, front) -> list[str]:
-    """Where a path may infer, best first: with `auto`, a GPU that fails is followed by the CPU."""
-    from zerocopy.infer.model import pick_device
+def make_detector(opts: DetectOptions):
+    """The `Detector` for these options (resolves the model: a bad one fails here, before any input)."""
+    from zerocopy.api import Detector
 
-    if requested.lower() != "auto":
-        return [pick_device(core, requested, front.devices)]
-    first = pick_device(core, "auto", front.devices)
-    rest = [d for d in front.devices if d != first.split(".")[0]]
-    return [first] + [d for d in rest if _available(core, d)]
-
-
-def _available(core, device: str) -> bool:
-    from zerocopy.errors import ModelError
-    from zerocopy.infer.model import pick_device
-
-    try:
-        pick_device(core, device)
-        return True
-    except ModelError:
-        return False
+    return Detector(opts.model, path=opts.path, device=opts.device, threshold=opts.threshold, nireq=opts.nireq,
+                    batch=opts.batch, keep_images=False, labels=opts.labels, decoder=opts.decoder,
+                    resize=opts.resize, va_device=opts.va_device, decode_threads=opts.decode_threads,
+                    ov_config=opts.ov_config)
 
 
-def run_detect(opts: DetectOptions, log: Callable[[str], None]) -> DetectRun:
-    """Try the paths in order until one commits (its first frame went through inference), then run it.
+def run_detect(opts: DetectOptions, log: Callable[[str], None], detector=None) -> DetectRun:
+    """Run the detector over the inputs into the sinks the options ask for, and write the report.
 
-    A path (or, with `--device auto`, a device) that cannot run is refused with its reason before
-    anything reaches the sinks; the sinks are made once and closed here, whichever path ran.
+    The path is tried in `auto` order until one commits (its first frame went through inference);
+    a refused one writes nothing. The sinks are made once and closed here, whichever path ran.
     """
-    from zerocopy.catalog.fetch import cache_dir
-    from zerocopy.infer.model import WrappedModel, make_core, resolve_spec
-    from zerocopy.probe import gather, refusals
-    from zerocopy.sinks.report import build_report, write_report
+    from zerocopy.pipeline import feed
+    from zerocopy.sinks.report import write_report
 
     opts.inputs = expand_inputs(opts.inputs)
-    core = make_core(cache_dir() / "ov-cache")
-    spec = resolve_spec(opts.model, opts.labels, opts.decoder, opts.resize, core=core)
-    candidates = AUTO_ORDER if opts.path == "auto" else (opts.path,)
-    gpu_paths = [p for p in candidates if p in ("zero-copy", "copy")]
-    static = {}
-    if gpu_paths:
-        facts = gather(core.available_devices, check_bridge=True)
-        static = refusals(facts, opts.batch, spec.resize == "letterbox", opts.device, opts.va_device)
-    refused: dict[str, list[str]] = {}
-    sinks = _sinks(opts, spec.labels)
-    try:
-        for name in candidates:
-            if name in static:
-                refused[name] = static[name]
-                continue
-            front = front_for(name)
-            try:
-                devices = _devices(core, opts.device, front)
-            except ModelError as e:  # e.g. zero-copy needs a GPU OpenVINO does not see
-                if opts.path != "auto":
-                    raise
-                refused.setdefault(name, []).append(str(e))
-                continue
-            for device in devices:
-                model = WrappedModel(core, spec, front.input_kind, opts.batch, front.memory_type)
-                pipeline = Pipeline(model, front, device, opts.nireq, opts.threshold, sinks,
-                                    keep_pictures=bool(opts.output), va_device=opts.va_device,
-                                    progress=opts.progress, config=opts.ov_config,
-                                    decode_threads=opts.decode_threads)
-                try:
-                    result = pipeline.run(opts.inputs, opts.max_frames)
-                except PathUnavailable as e:
-                    for path, why in e.reasons.items():
-                        refused.setdefault(path, []).extend(why)
-                    if not opts.quiet and opts.path == "auto":
-                        log(f"{name} path refused on {device}: {'; '.join(e.reasons.get(name, [str(e)]))}; "
-                            "trying the next")
-                    continue
-                choice = PathChoice(name, refused)
-                run = DetectRun(result, choice, pipeline)
-                threads = pipeline.decode_threads if name == "software" else None
-                run.report = build_report(result, choice, model, pipeline.nireq, threads)
-                _name_outputs(run.report, sinks)
-                if opts.report:
-                    write_report(run.report, opts.report)
-                return run
-            if opts.path != "auto":
-                break
+    det = detector or make_detector(opts)
+    if opts.verbose:
+        det.on_refusal = lambda name, device, why: log(
+            f"{name} path refused on {device}: {'; '.join(why)}; trying the next")
+    sinks = _sinks(opts, det.spec.labels)
+    try:  # the time spent writing the outputs is the detector's "consumer" time: the report's `sinks`
+        feed(det.events(opts.inputs, max_frames=opts.max_frames, keep_pictures=bool(opts.output)), sinks,
+             opts.progress)
     finally:
         for sink in sinks:
             sink.close()
-    raise PathUnavailable(refused)
+    report = det.report()
+    _name_outputs(report, sinks)
+    if opts.report:
+        write_report(report, opts.report)
+    return DetectRun(det.result(), det.choice, det._pipeline, report)

@@ -1,24 +1,24 @@
-"""The run loop shared by every path: prepare a frame, submit it, collect what finished, sink.
+"""The run loop shared by every path: prepare a frame, submit it, collect what finished, hand it on.
 
-This thread prepares, submits and delivers; the software path's decoder runs ahead on its own
-thread and OpenVINO infers on its own, so decoding, preparing and inferring overlap. Results are
-delivered in frame order. Ctrl-C stops reading, lets the requests in flight finish, and closes
-every sink, so what was written stays valid.
+`Pipeline.events()` is a generator: the caller's loop drives it (pull-based), and closing it early
+releases everything. The calling thread prepares, submits and delivers; the software path's decoder
+runs ahead on its own thread and OpenVINO infers on its own, so decoding, preparing and inferring
+overlap. Results come out in frame order. `stop()` (what the CLI's Ctrl-C does) stops reading and
+lets the requests in flight finish, so whatever the caller wrote stays valid.
 """
 
 from __future__ import annotations
 
-import signal
 import threading
 import time
-from collections.abc import Callable, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from zerocopy.bridge.layout import LayoutError
 from zerocopy.budget import decode_threads as cpu_decode_threads
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.vaapi import VASession
+from zerocopy.detections import Detections
 from zerocopy.errors import InferenceError, InputError, ModelError, PathUnavailable, ZeroCopyError, openvino_reason
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
@@ -33,31 +33,35 @@ FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request
 _BIND_ERRORS = (RuntimeError, TypeError, ValueError, LayoutError, ZeroCopyError)
 
 
-@contextmanager
-def stop_on_sigint(stop: threading.Event):
-    """The first Ctrl-C asks the run to stop after the frames in flight; a second one aborts at once."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum, frame):
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 @dataclass
 class InputOutcome:
     source: str
     frames: int = 0
     error: str | None = None
     damage: DamageReport = field(default_factory=DamageReport)
+
+
+@dataclass(frozen=True)
+class InputBegin:
+    source: str
+    rate: float
+    expected_frames: int | None
+
+
+@dataclass(frozen=True)
+class FrameDone:
+    source: str
+    frame: PreparedFrame
+    detections: Detections
+
+
+@dataclass(frozen=True)
+class InputEnd:
+    source: str
+    outcome: InputOutcome
+
+
+Event = InputBegin | FrameDone | InputEnd
 
 
 @dataclass
@@ -80,33 +84,38 @@ class Pipeline:
 
     The model is compiled when the first input is open, because the zero-copy path's compile target
     (a VA remote context) comes from that input's first frame. The path is *committed* only once the
-    first frame went through preparation, binding and inference: until then nothing reaches a sink,
-    and a failure on a GPU path or a GPU device raises `PathUnavailable`, so `auto` can go on to the
-    next path with the reason. Sinks belong to the caller, who closes them.
+    first frame went through preparation, binding and inference: until then no event leaves, and a
+    failure on a GPU path or a GPU device raises `PathUnavailable`, so `auto` can go on to the next
+    path with the reason.
     """
 
     def __init__(self, model: WrappedModel, front: Front, device: str, nireq: int | None, threshold: float,
-                 sinks: Sequence[Sink], keep_pictures: bool = False, va_device: str | None = None,
+                 sinks: Sequence[Sink] = (), keep_pictures: bool = False, va_device: str | None = None,
                  progress: Callable[[str, int | None], object] | None = None, config: dict | None = None,
                  decode_threads: int | None = None):
         self.model, self.front, self.device, self.threshold = model, front, device, threshold
         self.requested_nireq = nireq
-        self.sinks = list(sinks)
+        self.sinks = list(sinks)  # for `run()`; `events()` leaves the output to its caller
         self.keep_pictures, self.va_device = keep_pictures, va_device
         self.decode_threads = cpu_decode_threads(decode_threads, device)  # FFmpeg's threads, if it decodes
         self.progress = progress
         self.config = config  # OpenVINO properties over the defaults
         self.stages = StageTimes()
         self.detections = 0
-        self.stop = threading.Event()
+        self.stop_event = threading.Event()
         self.scheduler: InferenceScheduler | None = None
         self.nireq = 0
         self.committed = False
-        self.sink_s = 0.0
         self.va = VASession(va_device)  # one VA device (and remote context) for all of a run's inputs
         self._context = None
-        self._clock: RunClock | None = None
+        self.clock: RunClock | None = None
         self.setup_s = 0.0
+        self.outcomes: list[InputOutcome] = []
+        self.interrupted = False
+
+    def stop(self) -> None:
+        """Stop reading; the frames in flight still come out. Safe from any thread or a signal handler."""
+        self.stop_event.set()
 
     @property
     def planned_nireq(self) -> int:
@@ -147,14 +156,14 @@ class Pipeline:
             if self.front.nireq_cap and not self.requested_nireq:
                 n = min(n, self.front.nireq_cap)
             self.nireq = n
-            if self._clock is not None and not self.setup_s:
-                self.setup_s = self._clock.restart()
+            if self.clock is not None and not self.setup_s:
+                self.setup_s = self.clock.restart()
         if self.scheduler is None:
             self.scheduler = InferenceScheduler(self.model, self.front.handoff(self.model, stream), self.nireq)
         return self.scheduler
 
     def _trial(self, scheduler: InferenceScheduler, first: PreparedFrame) -> list[Result]:
-        """The first frame through bind and inference, before anything is written."""
+        """The first frame through bind and inference, before anything leaves."""
         try:
             scheduler.submit([first])
         except _BIND_ERRORS as e:
@@ -168,69 +177,52 @@ class Pipeline:
                 raise self._refuse(f"first frame on {self.device}", e) from None
             raise
 
-    def _deliver(self, results, bar) -> int:
-        n = 0
-        for r in results:
-            self._emit(r)
-            n += 1
-            if bar is not None:
-                bar.update(1)
-        return n
-
-    def _emit(self, r: Result) -> None:
+    def _done(self, source: str, r: Result, outcome: InputOutcome) -> FrameDone:
         t0 = time.perf_counter()
         dets = self.model.decoder.decode(r.outputs, r.frame.geometry, self.threshold)
         post_ms = (time.perf_counter() - t0) * 1e3
         self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
         self.detections += len(dets)
-        t1 = time.perf_counter()
-        for sink in self.sinks:
-            sink.write(r.frame, dets)
-        self.sink_s += time.perf_counter() - t1
+        outcome.frames += 1
+        return FrameDone(source, r.frame, dets)
 
-    def run(self, sources: Sequence[str], max_frames: int | None = None) -> RunResult:
-        """Process every source. A path that cannot handle the inputs raises `PathUnavailable` before
-        anything is written; an input it cannot handle after that is reported as that input's error."""
-        clock = self._clock = RunClock()
-        outcomes: list[InputOutcome] = []
-        interrupted = False
+    def events(self, sources: Sequence[str], max_frames: int | None = None) -> Iterator[Event]:
+        """`InputBegin`, `FrameDone`… and `InputEnd` per source, in order. A path that cannot handle the
+        inputs raises `PathUnavailable` before the first event; an input it cannot handle after that
+        ends with its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over."""
+        self.clock = RunClock()
+        self.outcomes = []
         try:
-            with stop_on_sigint(self.stop):
-                for source in sources:
-                    if self.stop.is_set():
-                        break
-                    outcome = InputOutcome(str(source))
-                    outcomes.append(outcome)
-                    try:
-                        self._run_one(source, outcome, max_frames)
-                    except (InputError, InferenceError) as e:
-                        if not self.committed and isinstance(e, InferenceError):
-                            raise
-                        outcome.error = str(e) if isinstance(e, InputError) else f"{source}: {e}"
-                    except PathUnavailable as e:
-                        if not self.committed:
-                            raise
-                        outcome.error = f"{source}: {e}"
-        except KeyboardInterrupt:  # a second Ctrl-C, or one outside the main thread's handler
-            interrupted = True
+            for source in sources:
+                if self.stop_event.is_set():
+                    break
+                outcome = InputOutcome(str(source))
+                self.outcomes.append(outcome)
+                begun = False
+                try:
+                    for event in self._input_events(str(source), outcome, max_frames):
+                        begun = begun or isinstance(event, InputBegin)
+                        yield event
+                except InputError as e:
+                    outcome.error = str(e)
+                except (InferenceError, PathUnavailable) as e:
+                    if not self.committed:
+                        raise
+                    outcome.error = f"{source}: {e}"
+                if not outcome.frames and not outcome.error and not self.stop_event.is_set():
+                    stopped = outcome.damage.stopped_early
+                    outcome.error = f"{source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
+                if begun:
+                    yield InputEnd(str(source), outcome)
+        except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
+            self.interrupted = True
         finally:
             self.close()
-            clock.stop()
-        interrupted = interrupted or self.stop.is_set()
-        return RunResult(outcomes, self.stages, clock, self.detections, interrupted, self.setup_s, self.sink_s)
+            self.clock.stop()
 
-    def close(self) -> None:
-        """Release the requests and the compiled model, then the VA device they may use (idempotent)."""
-        self.scheduler = None
-        self._context = None
-        self.model.release()
-        self.va.close()
-
-    def _run_one(self, source: str, outcome: InputOutcome, max_frames: int | None) -> None:
+    def _input_events(self, source: str, outcome: InputOutcome, max_frames: int | None) -> Iterator[Event]:
         stream = self._open(source)
         scheduler: InferenceScheduler | None = None
-        bar = None
-        begun = False
         try:
             scheduler = self._activate(stream)
             frames = iter(stream)
@@ -242,46 +234,81 @@ class Pipeline:
                     ready = self._trial(scheduler, first)
                     taken = 1
                     self.committed = True
-            bar = self.progress(str(source), stream.expected_frames) if self.progress else None
-            for sink in self.sinks:
-                sink.begin(str(source), stream.rate)
-            begun = True
-            outcome.frames += self._deliver(ready, bar)
-            self._feed(scheduler, frames, taken, max_frames, outcome, bar)
+            yield InputBegin(source, stream.rate, stream.expected_frames)
+            for r in ready:
+                yield self._done(source, r, outcome)
+            batch = self.model.batch
+            pending: list[PreparedFrame] = []
+            for n, item in enumerate(frames, start=taken):
+                if self.stop_event.is_set() or (max_frames is not None and n >= max_frames):
+                    break
+                pending.append(item)
+                if len(pending) == batch:
+                    scheduler.submit(pending)
+                    pending = []
+                for r in scheduler.results():
+                    yield self._done(source, r, outcome)
+            if pending and not self.stop_event.is_set():
+                scheduler.submit(pending)
+            for r in scheduler.results(wait=True):  # what is in flight: stopping keeps it
+                yield self._done(source, r, outcome)
         finally:
-            # On Ctrl-C or an error: stop reading, finish what is in flight, keep every sink valid.
             try:
-                if scheduler is not None and begun:
-                    outcome.frames += self._deliver(scheduler.results(wait=True), bar)
-                elif scheduler is not None:
-                    scheduler.wait_all()
+                if scheduler is not None:
+                    scheduler.wait_all()  # after an error or an early close: let OpenVINO finish
             finally:
-                if scheduler is not None and scheduler.failed:
-                    self.scheduler = None
+                if scheduler is not None:
+                    scheduler.discard()  # results nobody will take (the input ended early)
+                    if scheduler.failed:
+                        self.scheduler = None
                 stream.close()
                 outcome.damage = stream.damage_report()
-                if begun:
-                    t1 = time.perf_counter()
-                    for sink in self.sinks:
-                        sink.end()
-                    self.sink_s += time.perf_counter() - t1
+
+    def close(self) -> None:
+        """Release the requests and the compiled model, then the VA device they may use (idempotent)."""
+        self.scheduler = None
+        self._context = None
+        self.model.release()
+        self.va.close()
+
+    def result(self, sink_s: float = 0.0) -> RunResult:
+        interrupted = self.interrupted or self.stop_event.is_set()
+        return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
+                         self.setup_s, sink_s)
+
+    def run(self, sources: Sequence[str], max_frames: int | None = None) -> RunResult:
+        """Every event into `self.sinks` (begin, write, end); the sinks stay open for their owner."""
+        sink_s = feed(self.events(sources, max_frames), self.sinks, self.progress)
+        return self.result(sink_s)
+
+
+def feed(events: Iterator[Event], sinks: Sequence[Sink], progress=None) -> float:
+    """Write events into sinks (and a progress bar per input); returns the seconds the sinks took."""
+    spent = 0.0
+    bar = None
+    try:
+        for event in events:
+            t0 = time.perf_counter()
+            if isinstance(event, FrameDone):
+                for sink in sinks:
+                    sink.write(event.frame, event.detections)
+                if bar is not None:
+                    bar.update(1)
+            elif isinstance(event, InputBegin):
+                bar = progress(event.source, event.expected_frames) if progress else None
+                for sink in sinks:
+                    sink.begin(event.source, event.rate)
+            else:
+                for sink in sinks:
+                    sink.end()
                 if bar is not None:
                     bar.close()
-        if outcome.frames == 0 and not self.stop.is_set():
-            raise InputError(f"{source}: no frame could be decoded"
-                             + (f" ({outcome.damage.stopped_early})" if outcome.damage.stopped_early else ""))
-
-    def _feed(self, scheduler: InferenceScheduler, frames, taken: int, max_frames: int | None,
-              outcome: InputOutcome, bar) -> None:
-        batch = self.model.batch
-        pending: list[PreparedFrame] = []
-        for n, item in enumerate(frames, start=taken):
-            if self.stop.is_set() or (max_frames is not None and n >= max_frames):
-                break
-            pending.append(item)
-            if len(pending) == batch:
-                scheduler.submit(pending)
-                pending = []
-            outcome.frames += self._deliver(scheduler.results(), bar)
-        if pending and not self.stop.is_set():
-            scheduler.submit(pending)
+                    bar = None
+            spent += time.perf_counter() - t0
+    finally:
+        if bar is not None:
+            bar.close()
+        close = getattr(events, "close", None)
+        if close is not None:
+            close()
+    return spent

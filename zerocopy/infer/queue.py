@@ -156,6 +156,13 @@ class InferenceScheduler:
             for frame, outputs in zip(pending.frames, per_frame, strict=False):
                 yield Result(frame, outputs, ms)
 
+    def discard(self) -> None:
+        """Forget what was submitted and not delivered (after `wait_all`): the input it came from ended."""
+        with self._lock:
+            self._pending.clear()
+            self._finished.clear()
+        self._next_deliver = self._next_submit
+
     def wait_all(self) -> None:
         """Wait for every request in flight; never raises for a failed one (`results` does)."""
         self._settle()

@@ -44,7 +44,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nir
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
         "stages": result.stages.summary(),
-        "sinks": {
+        "sinks": {  # the time the caller spent between frames: writing the outputs, for the CLI
             "seconds": round(result.sink_s, 3),
             "share": round(result.sink_s / wall, 3) if wall > 0 else 0.0,
             "fps_without": round(frames / (wall - result.sink_s), 2) if wall > result.sink_s and frames else 0.0,

@@ -1,0 +1,264 @@
+"""The Python API: `Detector` (a model, the best path this machine allows, and runs over videos) and
+the one-shot `detect()`.
+
+    import zerocopy
+
+    with zerocopy.Detector(model="face") as det:
+        for r in det.run("clip.mp4"):
+            print(r.index, r.pts, len(r.detections))
+        print(det.path, det.refused)
+
+Runs are pull-based generators: the caller's loop drives decoding and inference, and leaving the
+loop early (break, an exception, `close()`) stops the read-ahead, lets the requests in flight
+finish and closes the input. The CLI is a client of this module.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zerocopy.detections import Detections
+from zerocopy.errors import ModelError, PathUnavailable
+from zerocopy.paths import AUTO_ORDER, PATHS, PathChoice, front_for
+
+Source = str | Path
+
+
+@dataclass(frozen=True)
+class FrameResult:
+    """One decoded frame's detections.
+
+    `pts` is in seconds (not stream ticks), None when the stream has no timestamps. `detections` are
+    in source-frame pixels. `names` are the model's class names (one tuple per run), or None.
+    `image` is the decoded frame as an owned H×W×3 uint8 **RGB** array when the detector was made
+    with `keep_images=True` (OpenCV users: `image[..., ::-1]` is BGR), else None.
+    """
+
+    source: str
+    index: int
+    pts: float | None
+    width: int
+    height: int
+    detections: Detections
+    names: tuple[str, ...] | None
+    image: np.ndarray | None = None
+
+
+def _sources(sources: Source | Iterable[Source]) -> list[str]:
+    from zerocopy.detect import expand_inputs
+
+    items = [sources] if isinstance(sources, (str, Path)) else list(sources)
+    if not items:
+        raise ValueError("no sources given")
+    return expand_inputs([str(s) for s in items])
+
+
+class Detector:
+    """A detection model on the best path this machine allows (auto: zero-copy, copy, software).
+
+    The model is resolved (and a catalogue model pulled) here, so a bad model raises `ModelError`
+    before any video is opened; compiling waits for the first frame (zero-copy compiles on the VA
+    context that frame gives). `path` and `refused` are set once a run has committed to a path,
+    before its first result. Options have the CLI's defaults; `ov_config` holds OpenVINO properties.
+    """
+
+    def __init__(self, model: str = "face", *, path: str = "auto", device: str = "auto",
+                 threshold: float | None = None, nireq: int | None = None, batch: int = 1,
+                 keep_images: bool = False, labels: str | None = None, decoder: str | None = None,
+                 resize: str | None = None, va_device: str | None = None, decode_threads: int | None = None,
+                 ov_config: dict[str, Any] | None = None):
+        from zerocopy.catalog.fetch import cache_dir
+        from zerocopy.infer.model import make_core, resolve_spec
+
+        if path not in ("auto", *PATHS):
+            raise ValueError(f"path must be auto or one of {', '.join(PATHS)}, not {path!r}")
+        if threshold is not None and not 0 < threshold <= 1:
+            raise ValueError(f"threshold must be in (0, 1], not {threshold}")
+        for name, value, low in (("nireq", nireq, 1), ("batch", batch, 1), ("decode_threads", decode_threads, 0)):
+            if value is not None and (not isinstance(value, int) or value < low):
+                raise ValueError(f"{name} must be an integer ≥ {low}, not {value!r}")
+        self.path_wanted, self.device, self.nireq, self.batch = path, device, nireq, batch
+        self.keep_images, self.va_device, self.decode_threads = keep_images, va_device, decode_threads
+        self.ov_config = dict(ov_config or {})
+        self._core = make_core(cache_dir() / "ov-cache")
+        self.spec = resolve_spec(model, labels, decoder, resize, core=self._core)
+        default = getattr(self.spec.entry, "threshold", None) if self.spec.entry is not None else None
+        self.threshold = threshold if threshold is not None else (default or 0.5)
+        self.path: str | None = None
+        self.refused: dict[str, str] = {}
+        self.choice: PathChoice | None = None
+        self._stop = threading.Event()
+        self._pipeline = None
+        self._consumer_s = 0.0
+        self._runs: weakref.WeakSet = weakref.WeakSet()
+        self._closed = False
+
+    @property
+    def names(self) -> tuple[str, ...] | None:
+        return tuple(self.spec.labels) or None
+
+    def run(self, sources: Source | Iterable[Source], *, max_frames: int | None = None) -> Iterator[FrameResult]:
+        """Results of every frame of every source (a path, URL, folder, or a list of them), in order.
+        A new generator per call; `max_frames` is per source."""
+        names = self.names
+        for event in self.events(sources, max_frames=max_frames, keep_pictures=self.keep_images):
+            from zerocopy.pipeline import FrameDone
+
+            if isinstance(event, FrameDone):
+                f = event.frame
+                image = f.picture.to_ndarray(format="rgb24") if (self.keep_images and f.picture is not None) else None
+                yield FrameResult(event.source, f.index, f.pts, f.width, f.height, event.detections, names, image)
+
+    def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
+               keep_pictures: bool = False):
+        """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume."""
+        if self._closed:
+            raise ValueError("the detector is closed")
+        run = self._events(_sources(sources), max_frames, keep_pictures)
+        self._runs.add(run)
+        return run
+
+    def _candidates(self) -> tuple[tuple[str, ...], dict[str, list[str]]]:
+        from zerocopy.probe import gather, refusals
+
+        candidates = AUTO_ORDER if self.path_wanted == "auto" else (self.path_wanted,)
+        static: dict[str, list[str]] = {}
+        if any(p in ("zero-copy", "copy") for p in candidates):
+            facts = gather(self._core.available_devices, check_bridge=True)
+            static = refusals(facts, self.batch, self.spec.resize == "letterbox", self.device, self.va_device)
+        return candidates, static
+
+    def _devices(self, front) -> list[str]:
+        """Where a path may infer, best first: with `auto`, a GPU that fails is followed by the CPU."""
+        from zerocopy.infer.model import pick_device
+
+        if self.device.lower() != "auto":
+            return [pick_device(self._core, self.device, front.devices)]
+        first = pick_device(self._core, "auto", front.devices)
+        rest = [d for d in front.devices if d != first.split(".")[0]]
+        return [first] + [d for d in rest if _offered(self._core, d)]
+
+    def _events(self, inputs: list[str], max_frames: int | None, keep_pictures: bool):
+        from zerocopy.infer.model import WrappedModel
+        from zerocopy.pipeline import Pipeline
+
+        self._stop.clear()
+        self.path, self.refused, self.choice, self._consumer_s = None, {}, None, 0.0
+        candidates, static = self._candidates()
+        refused: dict[str, list[str]] = {}
+        for name in candidates:
+            if name in static:
+                refused[name] = list(static[name])
+                continue
+            front = front_for(name)
+            try:
+                devices = self._devices(front)
+            except ModelError as e:  # e.g. zero-copy needs a GPU OpenVINO does not see
+                if self.path_wanted != "auto":
+                    raise
+                refused.setdefault(name, []).append(str(e))
+                continue
+            for device in devices:
+                model = WrappedModel(self._core, self.spec, front.input_kind, self.batch, front.memory_type)
+                pipeline = Pipeline(model, front, device, self.nireq, self.threshold, keep_pictures=keep_pictures,
+                                    va_device=self.va_device, config=self.ov_config,
+                                    decode_threads=self.decode_threads)
+                pipeline.stop_event = self._stop
+                self._pipeline = pipeline
+                events = pipeline.events(inputs, max_frames)
+                held = []
+                try:
+                    for event in events:
+                        if not pipeline.committed:  # e.g. the end of an input that gave no frame
+                            held.append(event)
+                            continue
+                        if self.choice is None:
+                            self._commit(name, refused)
+                        for e in [*held, event]:
+                            t0 = time.perf_counter()
+                            yield e
+                            self._consumer_s += time.perf_counter() - t0
+                        held = []
+                except PathUnavailable as e:
+                    for path, why in e.reasons.items():
+                        refused.setdefault(path, []).extend(why)
+                    self._log_refusal(name, device, e)
+                    continue
+                finally:
+                    events.close()
+                if self.choice is None:
+                    self._commit(name, refused)
+                yield from held
+                return
+            if self.path_wanted != "auto":
+                break
+        raise PathUnavailable(refused)
+
+    def _commit(self, name: str, refused: dict[str, list[str]]) -> None:
+        self.choice = PathChoice(name, {p: list(w) for p, w in refused.items()})
+        self.path, self.refused = name, self.choice.refused
+
+    on_refusal = None  # callable(path, device, reasons): told when `auto` moves on (the CLI prints it)
+
+    def _log_refusal(self, name: str, device: str, e: PathUnavailable) -> None:
+        if self.on_refusal is not None and self.path_wanted == "auto":
+            self.on_refusal(name, device, e.reasons.get(name, [str(e)]))
+
+    def stop(self) -> None:
+        """Ask the current run to stop reading; results in flight still come out. Thread- and
+        signal-safe (the CLI calls it on Ctrl-C)."""
+        self._stop.set()
+
+    def result(self):
+        """The last run's `RunResult` (frames, stage times, clock, per-input outcomes)."""
+        if self._pipeline is None:
+            raise ValueError("nothing has run yet")
+        return self._pipeline.result(self._consumer_s)
+
+    def report(self) -> dict:
+        """The last run's report: the same dict `zerocopy detect --report` writes."""
+        from zerocopy.sinks.report import build_report
+
+        if self._pipeline is None or self.choice is None:
+            raise ValueError("nothing has run yet")
+        p = self._pipeline
+        threads = p.decode_threads if self.choice.name == "software" else None
+        return build_report(self.result(), self.choice, p.model, p.nireq, threads)
+
+    def close(self) -> None:
+        """Stop and close every live run (idempotent)."""
+        self._closed = True
+        self._stop.set()
+        for run in list(self._runs):
+            run.close()
+
+    def __enter__(self) -> Detector:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _offered(core, device: str) -> bool:
+    from zerocopy.infer.model import pick_device
+
+    try:
+        pick_device(core, device)
+        return True
+    except ModelError:
+        return False
+
+
+def detect(sources: Source | Iterable[Source], *, max_frames: int | None = None,
+           **options: Any) -> Iterator[FrameResult]:
+    """One-shot: a `Detector(**options)` run over `sources`, closed when the loop ends."""
+    with Detector(**options) as det:
+        yield from det.run(sources, max_frames=max_frames)
