@@ -22,9 +22,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from zerocopy.agreement import compare_runs
-from zerocopy.detect import DetectOptions, run_detect
 from zerocopy.doctor import collect
 from zerocopy.errors import ZeroCopyError
+from zerocopy.run import DetectOptions, run_detect
 from zerocopy.samples import ClipSpec, write_clip
 
 ROOT = Path(__file__).resolve().parents[1]

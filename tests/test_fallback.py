@@ -17,12 +17,12 @@ from conftest import read_jsonl
 from faults import StandInFront, write_poison_model, write_undecodable, write_white_clip
 
 import zerocopy.probe
-from zerocopy import api as detect_module
+from zerocopy import api as api_module
 from zerocopy import paths
-from zerocopy.detect import DetectOptions, run_detect
 from zerocopy.errors import InferenceError, PathUnavailable
 from zerocopy.infer.model import WrappedModel, make_core, resolve_spec
 from zerocopy.infer.queue import InferenceScheduler
+from zerocopy.run import DetectOptions, run_detect
 from zerocopy.samples import ClipSpec
 
 STAGE_REASONS = {
@@ -44,8 +44,8 @@ def stand_in(monkeypatch, tmp_path):
         def front_for(name):
             return StandInFront("copy", stage, undecodable) if name == "copy" else real(name)
 
-        monkeypatch.setattr(detect_module, "front_for", front_for)
-        monkeypatch.setattr(detect_module, "AUTO_ORDER", ("copy", "software"))
+        monkeypatch.setattr(api_module, "front_for", front_for)
+        monkeypatch.setattr(api_module, "AUTO_ORDER", ("copy", "software"))
         monkeypatch.setattr(zerocopy.probe, "refusals", lambda *a, **k: {})  # as on a machine with it all
 
     return install

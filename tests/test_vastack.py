@@ -123,11 +123,11 @@ def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bri
                                                                              tmp_path, face_model_path):
     """The real scale_vaapi stage (bridge + PyAV graph) fed software frames: the bridge refuses the frame
     (no hw_frames_ctx), `auto` names that and runs software with every frame."""
-    from zerocopy import api as detect_module
+    from zerocopy import api as api_module
     from zerocopy import paths
     from zerocopy.decode.pyav import PyAVDecoder
-    from zerocopy.detect import DetectOptions, run_detect
     from zerocopy.resize.vaapi import VaapiScaler
+    from zerocopy.run import DetectOptions, run_detect
 
     class CpuDecodedCopy(paths.CopyFront):
         devices = ("CPU",)
@@ -144,8 +144,8 @@ def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bri
             return stream
 
     real = paths.front_for
-    monkeypatch.setattr(detect_module, "front_for", lambda n: CpuDecodedCopy() if n == "copy" else real(n))
-    monkeypatch.setattr(detect_module, "AUTO_ORDER", ("copy", "software"))
+    monkeypatch.setattr(api_module, "front_for", lambda n: CpuDecodedCopy() if n == "copy" else real(n))
+    monkeypatch.setattr(api_module, "AUTO_ORDER", ("copy", "software"))
     import zerocopy.probe
 
     monkeypatch.setattr(zerocopy.probe, "refusals", lambda *a, **k: {})

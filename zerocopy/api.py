@@ -53,7 +53,7 @@ class FrameResult:
 
 
 def _sources(sources: Source | Iterable[Source]) -> list[str]:
-    from zerocopy.detect import expand_inputs
+    from zerocopy.run import expand_inputs
 
     items = [sources] if isinstance(sources, (str, Path)) else list(sources)
     if not items:
@@ -105,17 +105,27 @@ class Detector:
     def names(self) -> tuple[str, ...] | None:
         return tuple(self.spec.labels) or None
 
-    def run(self, sources: Source | Iterable[Source], *, max_frames: int | None = None) -> Iterator[FrameResult]:
+    def run(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
+            on_error: str = "raise") -> Iterator[FrameResult]:
         """Results of every frame of every source (a path, URL, folder, or a list of them), in order.
-        A new generator per call; `max_frames` is per source."""
+
+        A new generator per call; `max_frames` is per source. An input that cannot be opened or
+        decodes no frame raises `InputError` at its place (`on_error="raise"`), or is skipped and
+        recorded in `report()["inputs"]` (`on_error="skip"`).
+        """
+        from zerocopy.errors import InputError
+        from zerocopy.pipeline import FrameDone, InputEnd
+
+        if on_error not in ("raise", "skip"):
+            raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
         names = self.names
         for event in self.events(sources, max_frames=max_frames, keep_pictures=self.keep_images):
-            from zerocopy.pipeline import FrameDone
-
             if isinstance(event, FrameDone):
                 f = event.frame
                 image = f.picture.to_ndarray(format="rgb24") if (self.keep_images and f.picture is not None) else None
                 yield FrameResult(event.source, f.index, f.pts, f.width, f.height, event.detections, names, image)
+            elif isinstance(event, InputEnd) and event.outcome.error and on_error == "raise":
+                raise InputError(event.outcome.error)
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
                keep_pictures: bool = False):

@@ -277,7 +277,7 @@ def stop_on_sigint(stop):
 
 
 def cmd_detect(args) -> int:
-    from zerocopy.detect import DetectOptions, make_detector, run_detect
+    from zerocopy.run import DetectOptions, make_detector, run_detect
     from zerocopy.sinks import check_writable
     from zerocopy.sinks.video import check_video_target
 

@@ -57,8 +57,11 @@ class FrameDone:
 
 @dataclass(frozen=True)
 class InputEnd:
+    """Every input ends with one, `began` or not (an input that could not be opened did not)."""
+
     source: str
     outcome: InputOutcome
+    began: bool = True
 
 
 Event = InputBegin | FrameDone | InputEnd
@@ -212,8 +215,7 @@ class Pipeline:
                 if not outcome.frames and not outcome.error and not self.stop_event.is_set():
                     stopped = outcome.damage.stopped_early
                     outcome.error = f"{source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
-                if begun:
-                    yield InputEnd(str(source), outcome)
+                yield InputEnd(str(source), outcome, begun)
         except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
             self.interrupted = True
         finally:
@@ -298,7 +300,7 @@ def feed(events: Iterator[Event], sinks: Sequence[Sink], progress=None) -> float
                 bar = progress(event.source, event.expected_frames) if progress else None
                 for sink in sinks:
                     sink.begin(event.source, event.rate)
-            else:
+            elif event.began:
                 for sink in sinks:
                     sink.end()
                 if bar is not None:
