@@ -51,6 +51,7 @@ class _Axis:
     tail: np.ndarray | None = None  # box: source index of the extra tap of the wider samples
     tail_at: np.ndarray | None = None  # box: which output samples have it
     norm: np.ndarray | None = None  # box: (n_out,) float32
+    uniform: int = 0  # box: every width is this and sample j starts at j * uniform (strided slices)
 
     @classmethod
     def build(cls, n_src: int, n_out: int, antialias: bool = True, quantum: int = 1) -> _Axis:
@@ -64,9 +65,10 @@ class _Axis:
             start, width = edges[:-1], np.diff(edges)
             m = int(width.min())
             wide = np.nonzero(width > m)[0]
+            uniform = m if not len(wide) and (start == np.arange(n_out) * m).all() else 0
             return cls("box", start[None] + np.arange(m, dtype=np.intp)[:, None],
                        tail=start[wide] + m if len(wide) else None, tail_at=wide if len(wide) else None,
-                       norm=(1.0 / (width * quantum)).astype(np.float32))
+                       norm=(1.0 / (width * quantum)).astype(np.float32), uniform=uniform)
         pos = (np.arange(n_out, dtype=np.float64) + 0.5) * (n_src / n_out) - 0.5
         pos = np.clip(pos, 0, n_src - 1)
         lo = np.floor(pos).astype(np.intp)
@@ -77,7 +79,13 @@ class _Axis:
 
 def _resample(data: np.ndarray, ax: _Axis, axis: int, dtype) -> np.ndarray:
     """Resample `data` along `axis` (0: rows, 1: columns); box sums stay unnormalised, in `dtype`."""
-    def take(i):
+    n = ax.index.shape[1]
+
+    def take(i: np.ndarray) -> np.ndarray:
+        if ax.uniform:  # a whole-number factor: the taps are strided slices, no gather needed
+            first, k = int(i[0]), ax.uniform
+            sl = slice(first, first + k * n, k)
+            return data[sl] if axis == 0 else data[:, sl]
         return data[i] if axis == 0 else data[:, i]
 
     if ax.kind == "copy":
