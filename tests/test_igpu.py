@@ -63,7 +63,7 @@ class RssSink(NullSink):
     def __init__(self):
         self.samples: list[float] = []
 
-    def begin(self, source, rate):
+    def begin(self, source, rate, input=0):
         self.samples.append(_rss_mb())
 
 

@@ -106,12 +106,14 @@ class Detector:
         return tuple(self.spec.labels) or None
 
     def run(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
-            on_error: str = "raise") -> Iterator[FrameResult]:
+            on_error: str = "raise", parallel: bool = False) -> Iterator[FrameResult]:
         """Results of every frame of every source (a path, URL, folder, or a list of them), in order.
 
         A new generator per call; `max_frames` is per source. An input that cannot be opened or
         decodes no frame raises `InputError` at its place (`on_error="raise"`), or is skipped and
-        recorded in `report()["inputs"]` (`on_error="skip"`).
+        recorded in `report()["inputs"]` (`on_error="skip"`). With `parallel=True` every source is
+        decoded at once into the one model: results of different sources interleave, each source's in
+        its own order (tell them apart by `r.source`), and one ending or failing does not stop the others.
         """
         from zerocopy.errors import InputError
         from zerocopy.pipeline import FrameDone, InputEnd
@@ -119,7 +121,8 @@ class Detector:
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
         names = self.names
-        for event in self.events(sources, max_frames=max_frames, keep_pictures=self.keep_images):
+        for event in self.events(sources, max_frames=max_frames, keep_pictures=self.keep_images,
+                                 parallel=parallel):
             if isinstance(event, FrameDone):
                 f = event.frame
                 image = f.picture.to_ndarray(format="rgb24") if (self.keep_images and f.picture is not None) else None
@@ -128,11 +131,11 @@ class Detector:
                 raise InputError(event.outcome.error)
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
-               keep_pictures: bool = False):
+               keep_pictures: bool = False, parallel: bool = False):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume."""
         if self._closed:
             raise ValueError("the detector is closed")
-        run = self._events(_sources(sources), max_frames, keep_pictures)
+        run = self._events(_sources(sources), max_frames, keep_pictures, parallel)
         self._runs.add(run)
         return run
 
@@ -156,7 +159,7 @@ class Detector:
         rest = [d for d in front.devices if d != first.split(".")[0]]
         return [first] + [d for d in rest if _offered(self._core, d)]
 
-    def _events(self, inputs: list[str], max_frames: int | None, keep_pictures: bool):
+    def _events(self, inputs: list[str], max_frames: int | None, keep_pictures: bool, parallel: bool = False):
         from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
 
@@ -183,7 +186,7 @@ class Detector:
                                     decode_threads=self.decode_threads)
                 pipeline.stop_event = self._stop
                 self._pipeline = pipeline
-                events = pipeline.events(inputs, max_frames)
+                events = pipeline.events(inputs, max_frames, parallel=parallel)
                 held = []
                 try:
                     for event in events:

@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
     d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU")
     d.add_argument("--max-frames", type=_positive(int), metavar="N", help="stop after N frames of each input")
+    d.add_argument("--parallel", action="store_true",
+                   help="decode every input at once (each on its own thread) into one model and request queue; "
+                   "results per input in that input's order, one input ending or failing does not stop the others")
     d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     d.add_argument("--verbose", action="store_true",
                    help="say every reason each better path was refused (the summary names the main ones)")
@@ -289,7 +292,8 @@ def cmd_detect(args) -> int:
         inputs=args.inputs, model=args.model, labels=args.labels, decoder=args.decoder, resize=args.resize,
         path=args.path, device=args.device, va_device=args.va_device, nireq=args.nireq, batch=args.batch,
         threshold=args.threshold, json=args.json, output=args.output, report=args.report,
-        max_frames=args.max_frames, quiet=args.quiet, verbose=args.verbose, progress=_progress_factory(args.quiet),
+        max_frames=args.max_frames, quiet=args.quiet, verbose=args.verbose, parallel=args.parallel,
+        progress=_progress_factory(args.quiet),
         ov_config=dict(args.ov_config), decode_threads=args.decode_threads)
     detector = make_detector(opts)
     with detector, stop_on_sigint(detector.stop):

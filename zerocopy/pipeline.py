@@ -9,6 +9,7 @@ lets the requests in flight finish, so whatever the caller wrote stays valid.
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +40,13 @@ class InputOutcome:
     frames: int = 0
     error: str | None = None
     damage: DamageReport = field(default_factory=DamageReport)
+    started: float | None = None  # perf_counter at its first frame's delivery, and at its end
+    ended: float | None = None
+
+    @property
+    def fps(self) -> float:
+        span = (self.ended or 0.0) - (self.started or 0.0)
+        return round(self.frames / span, 2) if self.frames > 1 and span > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class InputBegin:
     source: str
     rate: float
     expected_frames: int | None
+    input: int = 0  # the input's place in the run's list
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,7 @@ class FrameDone:
     source: str
     frame: PreparedFrame
     detections: Detections
+    input: int = 0
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ class InputEnd:
     source: str
     outcome: InputOutcome
     began: bool = True
+    input: int = 0
 
 
 Event = InputBegin | FrameDone | InputEnd
@@ -180,30 +191,48 @@ class Pipeline:
                 raise self._refuse(f"first frame on {self.device}", e) from None
             raise
 
-    def _done(self, source: str, r: Result, outcome: InputOutcome) -> FrameDone:
+    def _done(self, source: str, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
         t0 = time.perf_counter()
         dets = self.model.decoder.decode(r.outputs, r.frame.geometry, self.threshold)
-        post_ms = (time.perf_counter() - t0) * 1e3
-        self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
+        now = time.perf_counter()
+        self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, (now - t0) * 1e3)
         self.detections += len(dets)
         outcome.frames += 1
-        return FrameDone(source, r.frame, dets)
+        if outcome.started is None:
+            outcome.started = now
+        outcome.ended = now
+        return FrameDone(source, r.frame, dets, input)
 
-    def events(self, sources: Sequence[str], max_frames: int | None = None) -> Iterator[Event]:
-        """`InputBegin`, `FrameDone`… and `InputEnd` per source, in order. A path that cannot handle the
-        inputs raises `PathUnavailable` before the first event; an input it cannot handle after that
-        ends with its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over."""
+    def events(self, sources: Sequence[str], max_frames: int | None = None,
+               parallel: bool = False) -> Iterator[Event]:
+        """`InputBegin`, `FrameDone`… and `InputEnd` per source. A path that cannot handle the inputs
+        raises `PathUnavailable` before the first event; an input it cannot handle after that ends with
+        its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over.
+
+        One input after the other; or, `parallel`, all at once, each decoded on a thread of its own and
+        all feeding the one compiled model and request queue: events of different inputs interleave,
+        each input's frames in their order, and one input ending or failing does not stop the others.
+        """
         self.clock = RunClock()
         self.outcomes = []
+        if parallel and len(sources) > 1:
+            try:
+                yield from self._parallel_events([str(s) for s in sources], max_frames)
+            except KeyboardInterrupt:
+                self.interrupted = True
+            finally:
+                self.close()
+                self.clock.stop()
+            return
         try:
-            for source in sources:
+            for index, source in enumerate(sources):
                 if self.stop_event.is_set():
                     break
                 outcome = InputOutcome(str(source))
                 self.outcomes.append(outcome)
                 begun = False
                 try:
-                    for event in self._input_events(str(source), outcome, max_frames):
+                    for event in self._input_events(str(source), outcome, max_frames, index):
                         begun = begun or isinstance(event, InputBegin)
                         yield event
                 except InputError as e:
@@ -215,14 +244,15 @@ class Pipeline:
                 if not outcome.frames and not outcome.error and not self.stop_event.is_set():
                     stopped = outcome.damage.stopped_early
                     outcome.error = f"{source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
-                yield InputEnd(str(source), outcome, begun)
+                yield InputEnd(str(source), outcome, begun, index)
         except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
             self.interrupted = True
         finally:
             self.close()
             self.clock.stop()
 
-    def _input_events(self, source: str, outcome: InputOutcome, max_frames: int | None) -> Iterator[Event]:
+    def _input_events(self, source: str, outcome: InputOutcome, max_frames: int | None,
+                      index: int = 0) -> Iterator[Event]:
         stream = self._open(source)
         scheduler: InferenceScheduler | None = None
         try:
@@ -236,9 +266,9 @@ class Pipeline:
                     ready = self._trial(scheduler, first)
                     taken = 1
                     self.committed = True
-            yield InputBegin(source, stream.rate, stream.expected_frames)
+            yield InputBegin(source, stream.rate, stream.expected_frames, index)
             for r in ready:
-                yield self._done(source, r, outcome)
+                yield self._done(source, r, outcome, index)
             batch = self.model.batch
             pending: list[PreparedFrame] = []
             for n, item in enumerate(frames, start=taken):
@@ -249,11 +279,11 @@ class Pipeline:
                     scheduler.submit(pending)
                     pending = []
                 for r in scheduler.results():
-                    yield self._done(source, r, outcome)
+                    yield self._done(source, r, outcome, index)
             if pending and not self.stop_event.is_set():
                 scheduler.submit(pending)
             for r in scheduler.results(wait=True):  # what is in flight: stopping keeps it
-                yield self._done(source, r, outcome)
+                yield self._done(source, r, outcome, index)
         finally:
             try:
                 if scheduler is not None:
@@ -265,6 +295,134 @@ class Pipeline:
                         self.scheduler = None
                 stream.close()
                 outcome.damage = stream.damage_report()
+
+    def _parallel_events(self, sources: list[str], max_frames: int | None) -> Iterator[Event]:
+        outcomes = self.outcomes = [InputOutcome(src) for src in sources]
+        streams: dict[int, FrameStream] = {}
+        feeders: list[_Feeder] = []
+        scheduler: InferenceScheduler | None = None
+        try:
+            for i, source in enumerate(sources):  # opening is quick; decoding starts on the feeders
+                try:
+                    streams[i] = self._open(source)
+                except InputError as e:
+                    outcomes[i].error = str(e)
+            for i in sorted(set(range(len(sources))) - set(streams)):
+                yield InputEnd(sources[i], outcomes[i], False, i)
+            if not streams:
+                return
+            lead = min(streams)
+            scheduler = self._activate(streams[lead])
+            frames = {i: iter(st) for i, st in streams.items()}
+            first = next(frames[lead], None)
+            ready = self._trial(scheduler, first) if first is not None else []
+            self.committed = True
+            for i, st in streams.items():
+                yield InputBegin(sources[i], st.rate, st.expected_frames, i)
+            for r in ready:
+                yield self._done(sources[lead], r, outcomes[lead], lead)
+            merged: queue.Queue = queue.Queue()
+            feeders = [_Feeder(i, streams[i], frames[i], merged, self.stop_event, max_frames,
+                               taken=1 if (i == lead and first is not None) else 0) for i in streams]
+            yield from self._merge(sources, outcomes, feeders, merged)
+        finally:
+            for f in feeders:
+                f.halt()
+            for f in feeders:
+                f.join()
+            for i, st in streams.items():
+                if not any(f.index == i for f in feeders):
+                    st.close()  # never handed to a feeder (a refusal before commit)
+                outcomes[i].damage = st.damage_report()
+            if self.scheduler is not None:
+                self.scheduler.wait_all()
+                self.scheduler.discard()
+
+    def _merge(self, sources, outcomes, feeders: list[_Feeder], merged: queue.Queue) -> Iterator[Event]:
+        """Frames from every feeder into the one scheduler as they come; results back out in order."""
+        owner: dict[int, int] = {}  # id(frame) → input, while its request is in flight
+        outstanding = dict.fromkeys((f.index for f in feeders), 0)
+        live, finished, reported = {f.index for f in feeders}, set(), set()
+        pending: list[PreparedFrame] = []
+        batch = self.model.batch
+
+        def deliver(results) -> Iterator[Event]:
+            for r in results:
+                i = owner.pop(id(r.frame))
+                outstanding[i] -= 1
+                yield self._done(sources[i], r, outcomes[i], i)
+
+        def ends() -> Iterator[Event]:
+            for i in sorted(finished - reported):
+                if outstanding[i] == 0:
+                    reported.add(i)
+                    outcomes[i].damage = next(f.stream for f in feeders if f.index == i).damage_report()
+                    if not outcomes[i].frames and not outcomes[i].error and not self.stop_event.is_set():
+                        outcomes[i].error = f"{sources[i]}: no frame could be decoded"
+                    yield InputEnd(sources[i], outcomes[i], True, i)
+
+        def submit(frames: list[PreparedFrame]) -> Iterator[Event]:
+            try:
+                self.scheduler.submit(frames)
+            except InferenceError:
+                yield from recover()
+                self.scheduler.submit(frames)
+
+        def recover() -> Iterator[Event]:
+            """A failed request: its frames' inputs end with the error; the others go on, on a new queue."""
+            old = self.scheduler
+            while True:
+                try:
+                    yield from deliver(old.results(wait=True))
+                    break
+                except InferenceError as e:
+                    for frame in getattr(e, "frames", []):
+                        i = owner.pop(id(frame), None)
+                        if i is not None:
+                            outstanding[i] -= 1
+                            outcomes[i].error = outcomes[i].error or f"{sources[i]}: {e}"
+            old.discard()  # fully drained: `owner` now holds only frames not yet submitted
+            self.scheduler = None
+            self._activate(feeders[0].stream)
+
+        while live or pending:
+            try:
+                i, kind, value = merged.get(timeout=0.002 if pending else 0.05)
+            except queue.Empty:
+                if pending:  # nothing more right now: do not hold a partial batch back
+                    yield from submit(pending)
+                    pending = []
+                try:
+                    yield from deliver(self.scheduler.results())
+                except InferenceError:
+                    yield from recover()
+                yield from ends()
+                continue
+            feeder = next(f for f in feeders if f.index == i)
+            if kind == _FRAME:
+                feeder.taken_one()
+                owner[id(value)] = i
+                outstanding[i] += 1
+                pending.append(value)
+                if len(pending) == batch:
+                    yield from submit(pending)
+                    pending = []
+            else:
+                live.discard(i)
+                finished.add(i)
+                if kind == _ERROR:
+                    outcomes[i].error = f"{sources[i]}: {value}" if not isinstance(value, InputError) else str(value)
+            try:
+                yield from deliver(self.scheduler.results())
+            except InferenceError:
+                yield from recover()
+            yield from ends()
+        try:
+            yield from deliver(self.scheduler.results(wait=True))
+        except InferenceError:
+            yield from recover()
+        finished |= {f.index for f in feeders}
+        yield from ends()
 
     def close(self) -> None:
         """Release the requests and the compiled model, then the VA device they may use (idempotent)."""
@@ -293,16 +451,16 @@ def feed(events: Iterator[Event], sinks: Sequence[Sink], progress=None) -> float
             t0 = time.perf_counter()
             if isinstance(event, FrameDone):
                 for sink in sinks:
-                    sink.write(event.frame, event.detections)
+                    sink.write(event.frame, event.detections, input=event.input)
                 if bar is not None:
                     bar.update(1)
             elif isinstance(event, InputBegin):
-                bar = progress(event.source, event.expected_frames) if progress else None
+                bar = (progress(event.source, event.expected_frames) if progress else None) if bar is None else bar
                 for sink in sinks:
-                    sink.begin(event.source, event.rate)
+                    sink.begin(event.source, event.rate, input=event.input)
             elif event.began:
                 for sink in sinks:
-                    sink.end()
+                    sink.end(input=event.input)
                 if bar is not None:
                     bar.close()
                     bar = None
@@ -314,3 +472,53 @@ def feed(events: Iterator[Event], sinks: Sequence[Sink], progress=None) -> float
         if close is not None:
             close()
     return spent
+
+
+_FRAME, _END, _ERROR = range(3)
+
+
+class _Feeder:
+    """Prepares one input's frames on a thread of its own, at most `depth` ahead of the scheduler, and
+    hands them to the merged queue; then (also on a stop or an error) closes the input and says so.
+    The input's stream is driven and closed by this thread only."""
+
+    def __init__(self, index: int, stream: FrameStream, frames, merged: queue.Queue, stop: threading.Event,
+                 max_frames: int | None, taken: int = 0, depth: int = 4):
+        self.index, self.stream, self._frames, self._merged = index, stream, frames, merged
+        self._stop, self._max, self._taken = stop, max_frames, taken
+        self._room = threading.Semaphore(depth)
+        self._halt = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"zerocopy-input-{index}", daemon=True)
+        self._thread.start()
+
+    def _stopping(self) -> bool:
+        return self._halt.is_set() or self._stop.is_set()
+
+    def _run(self) -> None:
+        kind, value = _END, None
+        try:
+            for frame in self._frames:
+                if self._stopping() or (self._max is not None and self._taken >= self._max):
+                    break
+                while not self._room.acquire(timeout=0.05):
+                    if self._halt.is_set():
+                        return
+                self._taken += 1
+                self._merged.put((self.index, _FRAME, frame))
+        except BaseException as e:  # handed to the consumer as this input's error
+            kind, value = _ERROR, e
+        finally:
+            try:
+                self.stream.close()
+            finally:
+                self._merged.put((self.index, kind, value))
+
+    def taken_one(self) -> None:
+        """The consumer took a frame: room for one more."""
+        self._room.release()
+
+    def halt(self) -> None:
+        self._halt.set()
+
+    def join(self) -> None:
+        self._thread.join()

@@ -30,6 +30,7 @@ class DetectOptions:
     max_frames: int | None = None
     quiet: bool = False
     verbose: bool = False  # say each refusal as it happens, and every reason
+    parallel: bool = False  # every input at once, into one model
     progress: Callable | None = None
     ov_config: dict[str, str] = field(default_factory=dict)
     decode_threads: int | None = None
@@ -119,8 +120,8 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None], detector=None) -
             f"{name} path refused on {device}: {'; '.join(why)}; trying the next")
     sinks = _sinks(opts, det.spec.labels)
     try:  # the time spent writing the outputs is the detector's "consumer" time: the report's `sinks`
-        feed(det.events(opts.inputs, max_frames=opts.max_frames, keep_pictures=bool(opts.output)), sinks,
-             opts.progress)
+        feed(det.events(opts.inputs, max_frames=opts.max_frames, keep_pictures=bool(opts.output),
+                        parallel=opts.parallel), sinks, None if opts.parallel else opts.progress)
     finally:
         for sink in sinks:
             sink.close()

@@ -36,7 +36,7 @@ class MeterSink(NullSink):
         self.threads1: dict = {}
         self.threads_frames = 0
 
-    def write(self, frame, detections):
+    def write(self, frame, detections, input=0):
         self.count += 1
         now, cpu = time.perf_counter(), _cpu()
         if self.count == self.warmup:

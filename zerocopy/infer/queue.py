@@ -152,6 +152,8 @@ class InferenceScheduler:
                 pending = self._pending.pop(self._next_deliver)
             self._next_deliver += 1
             if err is not None:
+                if isinstance(err, InferenceError):
+                    err.frames = pending.frames  # whose results are lost (the caller may need to know)
                 raise err
             for frame, outputs in zip(pending.frames, per_frame, strict=False):
                 yield Result(frame, outputs, ms)

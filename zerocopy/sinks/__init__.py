@@ -12,22 +12,25 @@ from zerocopy.frames import PreparedFrame
 
 
 class Sink(Protocol):
-    def begin(self, source: str, rate: float) -> None: ...
-    def write(self, frame: PreparedFrame, detections: Detections) -> None: ...
-    def end(self) -> None: ...
+    """Where results go. `input` numbers the run's inputs (0, 1, …): with `--parallel` several are open
+    at once and their frames interleave, each input's in its own order."""
+
+    def begin(self, source: str, rate: float, input: int = 0) -> None: ...
+    def write(self, frame: PreparedFrame, detections: Detections, input: int = 0) -> None: ...
+    def end(self, input: int = 0) -> None: ...
     def close(self) -> None: ...
 
 
 class NullSink:
     """A sink that keeps nothing: the base of sinks that only observe (meters, probes)."""
 
-    def begin(self, source: str, rate: float) -> None:
+    def begin(self, source: str, rate: float, input: int = 0) -> None:
         pass
 
-    def write(self, frame: PreparedFrame, detections: Detections) -> None:
+    def write(self, frame: PreparedFrame, detections: Detections, input: int = 0) -> None:
         pass
 
-    def end(self) -> None:
+    def end(self, input: int = 0) -> None:
         pass
 
     def close(self) -> None:

@@ -17,16 +17,17 @@ class JsonlSink:
         self._f: TextIO = open(target, "w", encoding="utf-8") if self._own else sys.stdout  # noqa: SIM115
         self.names = list(names)
         self.with_source = with_source
-        self.source = ""
+        self.sources: dict[int, str] = {}
         self._gone = False
 
-    def begin(self, source: str, rate: float) -> None:
-        self.source = source
+    def begin(self, source: str, rate: float, input: int = 0) -> None:
+        self.sources[input] = source
 
-    def write(self, frame: PreparedFrame, detections: Detections) -> None:
+    def write(self, frame: PreparedFrame, detections: Detections, input: int = 0) -> None:
         rec = {}
         if self.with_source:
-            rec["source"] = self.source
+            rec["source"] = self.sources.get(input, "")
+            rec["input"] = input  # the input's place in the list: tells apart a source given twice
         rec.update(frame=frame.index, pts=None if frame.pts is None else round(frame.pts, 6),
                    width=frame.width, height=frame.height,
                    detections=detections.to_records(self.names or None))
@@ -39,7 +40,7 @@ class JsonlSink:
             self._gone = True
             raise
 
-    def end(self) -> None:
+    def end(self, input: int = 0) -> None:
         pass
 
     def close(self) -> None:

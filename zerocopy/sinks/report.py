@@ -56,7 +56,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nir
         },
         "peak_rss_mb": peak_rss_mb(),
         "inputs": [
-            {"source": i.source, "frames": i.frames, "error": i.error, "damage": i.damage.to_dict()}
+            {"source": i.source, "frames": i.frames, "fps": i.fps, "error": i.error, "damage": i.damage.to_dict()}
             for i in result.inputs
         ],
         "interrupted": result.interrupted,

@@ -35,64 +35,93 @@ def output_name(target: str, index: int, count: int) -> str:
     return str(p.with_name(f"{p.stem}-{index + 1}{p.suffix or '.mp4'}"))
 
 
+class _Output:
+    """One input's annotated file: opened on its first frame (when the size is known)."""
+
+    def __init__(self, source: str, path: str, rate: float):
+        self.source, self.path = source, path
+        self.rate = Fraction(rate).limit_denominator(1001) if rate > 0 else Fraction(25)
+        self.out: av.container.OutputContainer | None = None
+        self.stream = self.audio = self.font = None
+        self.n = 0
+
+    def open(self, width: int, height: int) -> None:
+        suffix = Path(self.path).suffix.lower()
+        options = {"movflags": "faststart"} if suffix in _FASTSTART else {}
+        self.out = av.open(self.path, "w", options=options)
+        s = self.out.add_stream("libx264", rate=self.rate)
+        s.width, s.height, s.pix_fmt = width - width % 2, height - height % 2, "yuv420p"
+        s.options = {"preset": "veryfast", "crf": "23"}
+        self.stream = s
+        self.audio = self._add_audio()
+        try:  # a readable size on any frame; Pillow without FreeType has only the small bitmap font
+            self.font = ImageFont.load_default(size=max(12, height // 36))
+        except (TypeError, OSError):
+            self.font = ImageFont.load_default()
+
+    def _add_audio(self):
+        """The input's first audio stream, to be copied (not re-encoded) at the end; None if there is none,
+        the input is not a local file, or the container cannot hold that codec."""
+        if not Path(self.source).is_file():
+            return None
+        try:
+            with av.open(self.source) as src:
+                if not src.streams.audio:
+                    return None
+                return self.out.add_stream_from_template(src.streams.audio[0])
+        except (av.FFmpegError, ValueError, OSError):
+            return None
+
+    def _copy_audio(self) -> None:
+        """The input's audio up to the last frame written (a stopped run keeps audio and video alike)."""
+        end = self.n / self.rate
+        try:
+            with av.open(self.source) as src:
+                for packet in src.demux(src.streams.audio[0]):
+                    if packet.dts is None or packet.size == 0:
+                        continue
+                    if packet.pts is not None and packet.time_base and packet.pts * packet.time_base >= end:
+                        break
+                    packet.stream = self.audio
+                    self.out.mux(packet)
+        except (av.FFmpegError, ValueError, OSError):
+            pass  # the video stays complete; the audio is a courtesy
+
+    def close(self) -> None:
+        if self.out is not None:
+            self.out.mux(self.stream.encode(None))
+            if self.audio is not None:
+                self._copy_audio()
+            self.out.close()
+            self.out = None
+
+
 class VideoSink:
     """Re-encodes each input to its own file. Frames whose size changes are scaled to the first size.
 
     H.264 in 4:2:0 needs an even width and height: an odd-sized input loses its last column or row
     (cropped, never scaled, so the boxes stay where they were drawn). `outputs` lists (input, file)
-    in the order the inputs began.
+    in the order the inputs began. Several inputs may be open at once (`--parallel`).
     """
 
     def __init__(self, target: str, names: Sequence[str], inputs: int = 1):
         self.target, self.names, self.inputs = target, list(names), inputs
         self.outputs: list[tuple[str, str]] = []
+        self._open: dict[int, _Output] = {}
         self._count = 0
-        self._out: av.container.OutputContainer | None = None
-        self._stream = None
-        self._audio = None
-        self._n = 0
-        self._source = ""
 
-    def begin(self, source: str, rate: float) -> None:
-        self._path = output_name(self.target, self._count, self.inputs)
+    def begin(self, source: str, rate: float, input: int = 0) -> None:
+        path = output_name(self.target, self._count, self.inputs)
         self._count += 1
-        self._source = source
-        self.outputs.append((source, self._path))
-        self._rate = Fraction(rate).limit_denominator(1001) if rate > 0 else Fraction(25)
-        self._out, self._stream, self._audio, self._n = None, None, None, 0
+        self.outputs.append((source, path))
+        self._open[input] = _Output(source, path, rate)
 
-    def _open(self, width: int, height: int) -> None:
-        suffix = Path(self._path).suffix.lower()
-        options = {"movflags": "faststart"} if suffix in _FASTSTART else {}
-        self._out = av.open(self._path, "w", options=options)
-        s = self._out.add_stream("libx264", rate=self._rate)
-        s.width, s.height, s.pix_fmt = width - width % 2, height - height % 2, "yuv420p"
-        s.options = {"preset": "veryfast", "crf": "23"}
-        self._stream = s
-        self._audio = self._add_audio()
-        try:  # a readable size on any frame; Pillow without FreeType has only the small bitmap font
-            self._font = ImageFont.load_default(size=max(12, height // 36))
-        except (TypeError, OSError):
-            self._font = ImageFont.load_default()
-
-    def _add_audio(self):
-        """The input's first audio stream, to be copied (not re-encoded) at the end; None if there is none,
-        the input is not a local file, or the container cannot hold that codec."""
-        if not Path(self._source).is_file():
-            return None
-        try:
-            with av.open(self._source) as src:
-                if not src.streams.audio:
-                    return None
-                return self._out.add_stream_from_template(src.streams.audio[0])
-        except (av.FFmpegError, ValueError, OSError):
-            return None
-
-    def write(self, frame: PreparedFrame, detections: Detections) -> None:
-        if frame.picture is None:
+    def write(self, frame: PreparedFrame, detections: Detections, input: int = 0) -> None:
+        o = self._open.get(input)
+        if frame.picture is None or o is None:
             return
-        if self._out is None:
-            self._open(frame.width, frame.height)
+        if o.out is None:
+            o.open(frame.width, frame.height)
         img = frame.picture.to_image()
         draw = ImageDraw.Draw(img)
         for box, score, label in zip(detections.xyxy, detections.scores, detections.labels, strict=True):
@@ -101,42 +130,24 @@ class VideoSink:
             draw.rectangle([float(v) for v in box], outline=colour, width=width)
             name = self.names[label] if 0 <= label < len(self.names) else str(int(label))
             text = f"{name} {score:.2f}"
-            tb = draw.textbbox((0, 0), text, font=self._font)
+            tb = draw.textbbox((0, 0), text, font=o.font)
             x, y = float(box[0]), max(0.0, float(box[1]) - (tb[3] - tb[1]) - 4)
-            draw.rectangle(draw.textbbox((x, y), text, font=self._font), fill=colour)
-            draw.text((x, y), text, fill=(0, 0, 0), font=self._font)
-        s = self._stream
+            draw.rectangle(draw.textbbox((x, y), text, font=o.font), fill=colour)
+            draw.text((x, y), text, fill=(0, 0, 0), font=o.font)
+        s = o.stream
         if img.size != (s.width, s.height) and img.width - img.width % 2 == s.width \
                 and img.height - img.height % 2 == s.height:
             img = img.crop((0, 0, s.width, s.height))  # odd size: drop the last column/row
         out = av.VideoFrame.from_image(img).reformat(width=s.width, height=s.height, format="yuv420p")
-        out.pts, out.time_base = self._n, 1 / self._rate
-        self._n += 1
-        self._out.mux(s.encode(out))
+        out.pts, out.time_base = o.n, 1 / o.rate
+        o.n += 1
+        o.out.mux(s.encode(out))
 
-    def _copy_audio(self) -> None:
-        """The input's audio up to the last frame written (a stopped run keeps audio and video alike)."""
-        end = self._n / self._rate
-        try:
-            with av.open(self._source) as src:
-                audio = src.streams.audio[0]
-                for packet in src.demux(audio):
-                    if packet.dts is None or packet.size == 0:
-                        continue
-                    if packet.pts is not None and packet.time_base and packet.pts * packet.time_base >= end:
-                        break
-                    packet.stream = self._audio
-                    self._out.mux(packet)
-        except (av.FFmpegError, ValueError, OSError):
-            pass  # the video stays complete; the audio is a courtesy
-
-    def end(self) -> None:
-        if self._out is not None:
-            self._out.mux(self._stream.encode(None))
-            if self._audio is not None:
-                self._copy_audio()
-            self._out.close()
-            self._out = None
+    def end(self, input: int = 0) -> None:
+        o = self._open.pop(input, None)
+        if o is not None:
+            o.close()
 
     def close(self) -> None:
-        self.end()
+        for key in list(self._open):
+            self.end(key)
