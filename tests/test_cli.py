@@ -415,3 +415,12 @@ def test_the_annotated_video_keeps_the_audio_and_the_report_names_each_output(tm
     with av.open(outputs[str(odd)]) as c:  # H.264 4:2:0 needs even sizes: one column and row are cropped
         s = c.streams.video[0]
         assert (s.codec_context.width, s.codec_context.height) == (640, 358)
+
+
+def test_a_first_use_says_what_it_downloads_and_how_big(clips, tmp_path):
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    proc = zerocopy_cli("detect", clip, "--quiet", timeout=300,
+                        env=dict(os.environ, ZEROCOPY_CACHE=str(tmp_path / "cache")))
+    assert proc.returncode == 0, proc.stderr
+    assert "first use of the" in proc.stderr and "downloading" in proc.stderr and " MB)" in proc.stderr
+    assert_clean(proc.stderr, tmp_path)

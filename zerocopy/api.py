@@ -18,13 +18,14 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.detections import Detections
 from zerocopy.errors import ModelError, PathUnavailable
 from zerocopy.paths import AUTO_ORDER, PATHS, PathChoice, front_for
@@ -67,14 +68,15 @@ class Detector:
     The model is resolved (and a catalogue model pulled) here, so a bad model raises `ModelError`
     before any video is opened; compiling waits for the first frame (zero-copy compiles on the VA
     context that frame gives). `path` and `refused` are set once a run has committed to a path,
-    before its first result. Options have the CLI's defaults; `ov_config` holds OpenVINO properties.
+    before its first result. Options have the CLI's defaults; `ov_config` holds OpenVINO properties;
+    `log` hears what a first use downloads (the CLI prints it).
     """
 
-    def __init__(self, model: str = "face", *, path: str = "auto", device: str = "auto",
+    def __init__(self, model: str = DEFAULT_MODEL, *, path: str = "auto", device: str = "auto",
                  threshold: float | None = None, nireq: int | None = None, batch: int = 1,
                  keep_images: bool = False, labels: str | None = None, decoder: str | None = None,
                  resize: str | None = None, va_device: str | None = None, decode_threads: int | None = None,
-                 ov_config: dict[str, Any] | None = None):
+                 ov_config: dict[str, Any] | None = None, log: Callable[[str], None] | None = None):
         from zerocopy.catalog.fetch import cache_dir
         from zerocopy.infer.model import make_core, resolve_spec
 
@@ -89,7 +91,7 @@ class Detector:
         self.keep_images, self.va_device, self.decode_threads = keep_images, va_device, decode_threads
         self.ov_config = dict(ov_config or {})
         self._core = make_core(cache_dir() / "ov-cache")
-        self.spec = resolve_spec(model, labels, decoder, resize, core=self._core)
+        self.spec = resolve_spec(model, labels, decoder, resize, core=self._core, log=log)
         default = getattr(self.spec.entry, "threshold", None) if self.spec.entry is not None else None
         self.threshold = threshold if threshold is not None else (default or 0.5)
         self.path: str | None = None

@@ -164,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="measured frames per run (a shorter input: what it has after the warm-up, with a notice)")
     b.add_argument("--warmup", type=_positive(int), default=30, help="frames run before measuring")
     b.add_argument("--repeat", type=_positive(int), default=3, help="runs per path (medians are reported)")
-    b.add_argument("--threshold", type=_threshold, default=0.5, help="minimum detection score")
+    b.add_argument("--threshold", type=_threshold,
+                   help="minimum detection score (default: the model's, 0.5 for your own models)")
     b.add_argument("--json", metavar="FILE", help="write the results as JSON")
     b.add_argument("--markdown", metavar="FILE", help="write a Markdown table")
     b.add_argument("--plot", metavar="FILE.png", help="write a PNG: preprocessing time, CPU per frame, FPS")
@@ -234,11 +235,12 @@ def cmd_models(args) -> int:
             path = pull(name, log=say)
             print(f"{name}\t{path}")
         return EXIT_OK
-    print(f"{'name':<10} {'input':<8} {'decoder':<11} {'cached':<7} {'licence'}")
+    print(f"{'name':<10} {'input':<8} {'threshold':<9} {'cached':<7} suits")
     for e in CATALOG.values():
-        size = {"face": "128x128", "face-full": "192x192", "person": "224x224"}.get(e.name, "?")
-        print(f"{e.name:<10} {size:<8} {e.decoder:<11} {'yes' if cached_path(e) else 'no':<7} {e.source.licence}")
-        print(f"{'':<10} {e.description}")
+        mark = " (default)" if e.name == DEFAULT_MODEL else ""
+        print(f"{e.name:<10} {e.size_text:<8} {e.threshold:<9} {'yes' if cached_path(e) else 'no':<7} {e.suits}{mark}")
+        print(f"{'':<10} {e.description}; {e.source.licence}")
+    print("which model for which footage, with the measured recall: docs/models.md")
     print(f"cache: {cache_dir()}")
     return EXIT_OK
 
@@ -295,7 +297,7 @@ def cmd_detect(args) -> int:
         max_frames=args.max_frames, quiet=args.quiet, verbose=args.verbose, parallel=args.parallel,
         progress=_progress_factory(args.quiet),
         ov_config=dict(args.ov_config), decode_threads=args.decode_threads)
-    detector = make_detector(opts)
+    detector = make_detector(opts, log=say)  # a first use says what it downloads
     with detector, stop_on_sigint(detector.stop):
         run = run_detect(opts, say, detector)
     report, result = run.report, run.result

