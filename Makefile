@@ -27,7 +27,7 @@ test-va-stack:
 	@bash scripts/va-stack.sh test
 
 models: setup
-	$(BIN)/zerocopy models pull face
+	$(BIN)/zerocopy models pull
 
 demo: setup
 	$(BIN)/python scripts/demo.py --out $(DEMO)
