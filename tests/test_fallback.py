@@ -135,6 +135,9 @@ def test_a_request_that_does_not_finish_in_time_is_an_error(poison_model, monkey
     scheduler.submit(_frames(model, [10]))
     with pytest.raises(InferenceError, match="did not complete within 0 s"):
         list(scheduler.results(wait=True, timeout=0.0))
+    assert scheduler.abandoned  # never waited on again: the pipeline's cleanup must not hang on it
+    scheduler.wait_all()
+    assert list(scheduler.results(wait=True)) == []
 
 
 def test_a_failed_input_after_commit_is_that_inputs_error_and_the_next_one_runs(poison_model, clips, tmp_path):

@@ -129,3 +129,12 @@ def test_a_first_frame_the_va_stages_cannot_handle_is_a_refusal_not_a_crash(prep
         _prime_va("zero-copy", stream, path)
     assert expected in e.value.reasons["zero-copy"][0]
     assert not decoder._log.active  # closed: FFmpeg's log is no longer captured
+
+
+def test_doctor_keeps_each_reason_whole_even_with_a_semicolon_inside():
+    from zerocopy.probe import path_status
+
+    facts = Facts(**{**NOTHING.__dict__, "bridge": "headers differ; and PyPI's PyAV bundles its FFmpeg"})
+    status = path_status(facts)
+    assert "native bridge: headers differ; and PyPI's PyAV bundles its FFmpeg" in status["copy"]["reasons"]
+    assert not status["copy"]["available"] and status["software"] == {"available": True, "reasons": []}

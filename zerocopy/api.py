@@ -203,8 +203,9 @@ class Detector:
                             self._consumer_s += time.perf_counter() - t0
                         held = []
                 except PathUnavailable as e:
-                    for path, why in e.reasons.items():
-                        refused.setdefault(path, []).extend(why)
+                    for path, why in e.reasons.items():  # each reason once (a VA refusal repeats per device)
+                        known = refused.setdefault(path, [])
+                        known += [w for w in why if w not in known]
                     self._log_refusal(name, device, e)
                     continue
                 finally:

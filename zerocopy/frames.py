@@ -66,6 +66,8 @@ class PreparedFrame:
     `inputs` maps model input names to whatever the hand-off produced (host arrays or remote
     tensors). `keepalive` holds objects that must outlive the inference request (e.g. the VA
     surface's frame). `picture` is the decoded full-size frame, kept only when a sink draws on it.
+    `arrived` is the `time.perf_counter()` at which the frame came out of the decoder (after realtime
+    pacing), where its arrival→result latency starts; None if the decoder did not say.
     """
 
     index: int
@@ -78,3 +80,4 @@ class PreparedFrame:
     preprocess_ms: float = 0.0
     picture: Any = None
     keepalive: Any = None
+    arrived: float | None = None

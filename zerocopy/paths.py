@@ -71,12 +71,13 @@ class _Stream:
         self._primed: list[PreparedFrame] = []
 
     def _generate(self) -> Iterator[PreparedFrame]:
-        for index, (picture, decode_ms, pts) in enumerate(self.decoder.frames()):
+        for index, decoded in enumerate(self.decoder.frames()):
+            picture, decode_ms, pts = decoded[:3]
             t0 = time.perf_counter()
             inputs, g, keepalive, shown = self.prepare(picture)
             pre_ms = (time.perf_counter() - t0) * 1e3
-            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms,
-                                picture=shown, keepalive=keepalive)
+            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms, picture=shown,
+                                keepalive=keepalive, arrived=getattr(decoded, "arrived", None))
 
     def prime(self) -> PreparedFrame | None:
         """Prepare the first frame now, so that a path that cannot handle the input fails at open."""

@@ -40,13 +40,13 @@ class InputOutcome:
     frames: int = 0
     error: str | None = None
     damage: DamageReport = field(default_factory=DamageReport)
-    started: float | None = None  # perf_counter at its first frame's delivery, and at its end
+    started: float | None = None  # perf_counter when it began, and at its last result
     ended: float | None = None
 
     @property
     def fps(self) -> float:
         span = (self.ended or 0.0) - (self.started or 0.0)
-        return round(self.frames / span, 2) if self.frames > 1 and span > 0 else 0.0
+        return round(self.frames / span, 2) if self.frames and span > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,7 @@ class RunResult:
     interrupted: bool = False
     setup_s: float = 0.0  # opening the first input and compiling the model, not in the clock
     sink_s: float = 0.0  # wall time spent in the sinks (the annotated MP4's encoder, mostly), in the clock
+    latency_ms: list[float] = field(default_factory=list)  # arrival → result, for live or paced inputs
 
     @property
     def frames(self) -> int:
@@ -126,6 +127,7 @@ class Pipeline:
         self.setup_s = 0.0
         self.outcomes: list[InputOutcome] = []
         self.interrupted = False
+        self.latency_ms: list[float] = []
 
     def stop(self) -> None:
         """Stop reading; the frames in flight still come out. Safe from any thread or a signal handler."""
@@ -197,9 +199,9 @@ class Pipeline:
         now = time.perf_counter()
         self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, (now - t0) * 1e3)
         self.detections += len(dets)
+        if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
+            self.latency_ms.append((now - r.frame.arrived) * 1e3)
         outcome.frames += 1
-        if outcome.started is None:
-            outcome.started = now
         outcome.ended = now
         return FrameDone(source, r.frame, dets, input)
 
@@ -266,6 +268,7 @@ class Pipeline:
                     ready = self._trial(scheduler, first)
                     taken = 1
                     self.committed = True
+            outcome.started = time.perf_counter()
             yield InputBegin(source, stream.rate, stream.expected_frames, index)
             for r in ready:
                 yield self._done(source, r, outcome, index)
@@ -318,6 +321,7 @@ class Pipeline:
             ready = self._trial(scheduler, first) if first is not None else []
             self.committed = True
             for i, st in streams.items():
+                outcomes[i].started = outcomes[i].started or time.perf_counter()
                 yield InputBegin(sources[i], st.rate, st.expected_frames, i)
             for r in ready:
                 yield self._done(sources[lead], r, outcomes[lead], lead)
@@ -387,7 +391,8 @@ class Pipeline:
 
         while live or pending:
             try:
-                i, kind, value = merged.get(timeout=0.002 if pending else 0.05)
+                busy = pending or self.scheduler.in_flight  # results may be waiting to come out
+                i, kind, value = merged.get(timeout=0.002 if busy else 0.05)
             except queue.Empty:
                 if pending:  # nothing more right now: do not hold a partial batch back
                     yield from submit(pending)
@@ -434,7 +439,7 @@ class Pipeline:
     def result(self, sink_s: float = 0.0) -> RunResult:
         interrupted = self.interrupted or self.stop_event.is_set()
         return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
-                         self.setup_s, sink_s)
+                         self.setup_s, sink_s, list(self.latency_ms))
 
     def run(self, sources: Sequence[str], max_frames: int | None = None) -> RunResult:
         """Every event into `self.sinks` (begin, write, end); the sinks stay open for their owner."""

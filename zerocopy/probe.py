@@ -91,30 +91,27 @@ def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str =
     return {path: why for path, why in (("zero-copy", zero), ("copy", copy)) if why}
 
 
-def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True, va_error: str | None = None) -> dict[str, str]:
-    """For doctor: every path, 'available' or 'unavailable: reason'. `va_error`: why the render node
-    found cannot be opened (checked for real by doctor)."""
+def path_status(facts: Facts, batch: int = 1, letterbox: bool = True,
+                va_error: str | None = None) -> dict[str, dict]:
+    """Every path: `{"available": bool, "reasons": [...]}` (doctor's JSON). `va_error`: why the render
+    node found cannot be opened (checked for real by doctor)."""
     refused = refusals(facts, batch, letterbox)
     if va_error:
         for path in ("zero-copy", "copy"):
             refused[path] = [r for r in refused.get(path, []) if "render node" not in r] + [va_error]
-    out = {p: (f"unavailable: {'; '.join(refused[p])}" if p in refused else "available")
-           for p in ("zero-copy", "copy")}
-    out["software"] = "available"
+    out = {p: {"available": p not in refused, "reasons": list(refused.get(p, []))} for p in ("zero-copy", "copy")}
+    out["software"] = {"available": True, "reasons": []}
     try:
         import cv2  # noqa: F401
 
-        out["baseline"] = "available"
+        out["baseline"] = {"available": True, "reasons": []}
     except ImportError:
-        out["baseline"] = "unavailable: OpenCV is not installed (pip install 'zerocopy[baseline]')"
+        out["baseline"] = {"available": False,
+                           "reasons": ["OpenCV is not installed (pip install 'zerocopy[baseline]')"]}
     return out
 
 
-def path_status(facts: Facts, batch: int = 1, letterbox: bool = True,
-                va_error: str | None = None) -> dict[str, dict]:
-    """doctor's JSON form of `verdicts`: per path `{"available": bool, "reasons": [...]}`."""
-    out = {}
-    for path, verdict in verdicts(facts, batch, letterbox, va_error).items():
-        reasons = [] if verdict == "available" else verdict.removeprefix("unavailable: ").split("; ")
-        out[path] = {"available": not reasons, "reasons": reasons}
-    return out
+def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True, va_error: str | None = None) -> dict[str, str]:
+    """Every path, 'available' or 'unavailable: reason; reason'."""
+    return {p: "available" if st["available"] else "unavailable: " + "; ".join(st["reasons"])
+            for p, st in path_status(facts, batch, letterbox, va_error).items()}

@@ -305,8 +305,9 @@ def load_bridge() -> Bridge:
             mismatch = (f"the FFmpeg headers found ({name} {'.'.join(map(str, have))}, via {headers.origin}) are "
                         f"not those of the FFmpeg PyAV links ({name} {'.'.join(map(str, pyav[name]))})")
             if pyav_bundles_ffmpeg():  # PyPI's wheels ship FFmpeg without headers: no prefix would help
-                raise BridgeUnavailable(f"{mismatch}; PyPI's PyAV bundles its FFmpeg without headers "
-                                        "(make setup-gpu builds PyAV against the system FFmpeg)")
+                advice = ("make setup-gpu builds PyAV against the system FFmpeg" if headers.avutil[0] >= 60 else
+                          f"the system's FFmpeg (libavutil {headers.avutil[0]}) is older than the 8 VA-API needs")
+                raise BridgeUnavailable(f"{mismatch}, and PyPI's PyAV bundles its FFmpeg without headers ({advice})")
             raise BridgeUnavailable(f"{mismatch}: set {PREFIX_ENV} to that FFmpeg's install prefix")
     module = import_module(build(headers))
     verify(module, pyav)

@@ -93,7 +93,7 @@ CATALOG: dict[str, CatalogEntry] = {
             decoder_options={"strides": (16, 32, 32, 32), "anchors_per_stride": 2},
             input_size=(448, 256),
             threshold=0.8,
-            suits="people a few metres from a fixed camera, several per frame, 720p/1080p (the default)",
+            suits="people a few metres from a fixed camera, several per frame, 720p/1080p",
         ),
         CatalogEntry(
             name="face",

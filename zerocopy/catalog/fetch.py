@@ -134,7 +134,6 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
         if target.exists():
             shutil.rmtree(target)
         staging.rename(target)
-    model = target / entry.run_filename
-    log(f"verified {entry.filename} (sha256 {entry.model_sha256[:12]}…, {model.stat().st_size / 1e6:.1f} MB) "
-        f"in {target}")
+    size = (target / entry.filename).stat().st_size / 1e6
+    log(f"verified {entry.filename} (sha256 {entry.model_sha256[:12]}…, {size:.1f} MB) in {target}")
     return target / entry.run_filename

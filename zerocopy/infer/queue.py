@@ -62,6 +62,7 @@ class InferenceScheduler:
         self._next_submit = 0
         self._next_deliver = 0
         self.failed = False  # a request failed: OpenVINO's queue keeps rethrowing it, so use a new one
+        self.abandoned = False  # a request did not finish in time: waiting on it again could hang
 
     def submit(self, frames: Sequence[PreparedFrame]) -> None:
         """Start one batch (len == model batch; pad with repeats of the last frame if short).
@@ -127,6 +128,7 @@ class InferenceScheduler:
                 if deadline is None:
                     request.wait()
                 elif not request.wait_for(max(0, int((deadline - time.monotonic()) * 1e3))):
+                    self.abandoned = self.failed = True  # never wait on it again (it may never end)
                     raise InferenceError(f"an inference request did not complete within {timeout:g} s")
             except RuntimeError as e:
                 self.failed = True
@@ -137,6 +139,11 @@ class InferenceScheduler:
                 self._lock.wait_for(lambda s=seq: s in self._finished, timeout=5.0)
 
     def results(self, wait: bool = False, timeout: float | None = None) -> Iterator[Result]:
+        if self.abandoned:
+            return
+        yield from self._results(wait, timeout)
+
+    def _results(self, wait: bool, timeout: float | None) -> Iterator[Result]:
         """Yield finished results in order; with `wait`, first wait until everything submitted is done.
 
         A failed request raises `InferenceError` at its place in the order (after the results before
@@ -166,8 +173,10 @@ class InferenceScheduler:
         self._next_deliver = self._next_submit
 
     def wait_all(self) -> None:
-        """Wait for every request in flight; never raises for a failed one (`results` does)."""
-        self._settle()
+        """Wait for every request in flight; never raises for a failed one (`results` does). After a
+        request that did not finish in time, returns at once: that request is left to OpenVINO."""
+        if not self.abandoned:
+            self._settle()
 
     @property
     def in_flight(self) -> int:

@@ -13,7 +13,7 @@ from zerocopy import __version__
 from zerocopy.infer.model import WrappedModel
 from zerocopy.paths import PathChoice
 from zerocopy.pipeline import RunResult
-from zerocopy.stats import cpu_name, peak_rss_mb
+from zerocopy.stats import cpu_name, peak_rss_mb, summarise
 
 
 def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nireq: int,
@@ -44,6 +44,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nir
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
         "stages": result.stages.summary(),
+        "latency": summarise(result.latency_ms) if result.latency_ms else None,  # live/paced inputs only
         "sinks": {  # the time the caller spent between frames: writing the outputs, for the CLI
             "seconds": round(result.sink_s, 3),
             "share": round(result.sink_s / wall, 3) if wall > 0 else 0.0,
