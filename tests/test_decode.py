@@ -133,3 +133,51 @@ def test_cpu_is_counted_by_thread_kind(clips):
     assert "decoding" in kinds and "main" in kinds
     by_kind = cpu_by_thread_kind(before, after, 25)
     assert by_kind["decoding"] >= 0 and set(by_kind) == {"decoding", "main", "other"}
+
+
+def test_read_ahead_stop_ends_a_waiting_consumer_and_close_can_leave_a_blocked_source():
+    release = threading.Event()
+    finished: list[str] = []
+
+    def blocked():
+        try:
+            yield 1
+            release.wait(5)  # a read that does not return (a live source without data)
+            yield 2
+        finally:
+            finished.append(threading.current_thread().name)
+
+    ahead = ReadAhead(blocked(), depth=2, name="test-blocked")
+    got: list[int] = []
+    consumer = threading.Thread(target=lambda: got.extend(ahead))
+    consumer.start()
+    time.sleep(0.2)
+    ahead.stop()  # from another thread: the consumer sees the end at once
+    consumer.join(1.0)
+    assert not consumer.is_alive() and got == [1]
+    t0 = time.perf_counter()
+    assert ahead.close(wait=0.2) is False  # still blocked: left to end by itself
+    assert time.perf_counter() - t0 < 0.5 and ahead.running
+    release.set()
+    for _ in range(100):
+        if not ahead.running:
+            break
+        time.sleep(0.02)
+    assert not ahead.running and finished == ["test-blocked"]  # it ended and closed its source, on its thread
+
+
+def test_decoded_frames_unpack_as_before_and_paced_ones_carry_their_arrival(clips):
+    path, _ = clips("decode-parity.mp4", ClipSpec(width=640, height=360, frames=30, noise=3.0, pan=True))
+    dec = PyAVDecoder(path, threads=1, read_ahead=2)
+    items = list(dec.frames())
+    dec.close()
+    assert len(items) == 30 and all(len(item) == 3 for item in items)
+    frame, ms, pts = items[0]
+    assert frame.width == 640 and ms >= 0 and pts == 0.0
+    assert {item.arrived for item in items} == {None}  # read as fast as it decodes: no arrival
+    assert not dec.live and dec.damage.live is None and dec.container is None
+    paced = PyAVDecoder(path, threads=1, read_ahead=2, realtime=True)
+    before = time.perf_counter()
+    arrived = [item.arrived for item in paced.frames()]
+    paced.close()
+    assert before <= arrived[0] and arrived == sorted(arrived) and arrived[-1] <= time.perf_counter()

@@ -5,19 +5,25 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from zerocopy.decode.live import LiveReport
+
 
 @dataclass
 class DamageReport:
-    """Decoder errors, packets that failed, and where reading stopped early."""
+    """Decoder errors, packets that failed, where reading stopped early, and, for a live source
+    (`live` is set), its drops, reconnections and time without frames."""
 
     packets_failed: int = 0
     corrupt_frames: int = 0
     decoder_messages: Counter = field(default_factory=Counter)
     stopped_early: str | None = None
+    live: LiveReport | None = None
 
     @property
     def damaged(self) -> bool:
-        return bool(self.packets_failed or self.corrupt_frames or self.decoder_messages or self.stopped_early)
+        dropped = self.live is not None and bool(self.live.drops)
+        return bool(self.packets_failed or self.corrupt_frames or self.decoder_messages or self.stopped_early
+                    or dropped)
 
     def add_log(self, name: str, message: str) -> None:
         # "error while decoding MB 33 13" → "error while decoding MB": count kinds, not positions
@@ -26,6 +32,8 @@ class DamageReport:
 
     def summary(self) -> str:
         parts = []
+        if self.live is not None and self.live.summary():
+            parts.append(self.live.summary())
         if self.packets_failed:
             parts.append(f"{self.packets_failed} packets failed to decode")
         if self.corrupt_frames:
@@ -46,4 +54,5 @@ class DamageReport:
             "decoder_errors": sum(self.decoder_messages.values()),
             "decoder_messages": dict(self.decoder_messages.most_common(10)),
             "stopped_early": self.stopped_early,
+            "live": self.live.to_dict() if self.live is not None else None,
         }

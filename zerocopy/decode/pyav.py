@@ -1,9 +1,11 @@
-"""PyAV decoding (on the CPU, or VA-API with frames left on the GPU) that keeps going through damage."""
+"""PyAV decoding (on the CPU, or VA-API with frames left on the GPU) that keeps going through damage,
+from files, network sources and cameras (reconnecting to a network source that drops, if asked)."""
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -12,11 +14,23 @@ import av.logging
 
 from zerocopy.budget import decode_threads
 from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.live import (
+    Decoded,
+    LivePolicy,
+    LiveReport,
+    OpenAbandoned,
+    Pacer,
+    network_options,
+    open_abandonable,
+    source_kind,
+    url_scheme,
+)
 from zerocopy.decode.readahead import ReadAhead
 from zerocopy.errors import InputError
 from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
+CLOSE_GRACE_S = 0.5  # how long close() waits for a live source's read in progress before leaving it
 
 
 def ffmpeg_log_line(e: BaseException) -> str:
@@ -85,28 +99,48 @@ def captured_ffmpeg_log(damage: DamageReport):
         capture.stop()
 
 
+def _open_error(src: str, kind: str, e: BaseException, opening: DamageReport, open_timeout: float | None) -> str:
+    if isinstance(e, av.ExitError) and open_timeout is not None:  # PyAV's timeout interrupted FFmpeg
+        return f"no answer within {open_timeout:g} s"
+    errno = getattr(e, "errno", None)
+    if kind == "device" and errno == 16:  # EBUSY
+        return "device busy (another program is using the camera)"
+    if kind == "device" and errno == 13:  # EACCES
+        return "permission denied (is the user in the 'video' group?)"
+    detail = describe_av_error(e)
+    if opening.decoder_messages and "(" not in detail:
+        detail += f" ({next(reversed(opening.decoder_messages)).split(': ', 1)[-1]})"
+    return detail
+
+
 def open_input(path: str | Path, **kwargs) -> av.container.InputContainer:
-    """Open a container with a clear `InputError` for missing, empty or non-video files."""
-    p = Path(path)
-    if not str(path).startswith(("rtsp://", "http://", "https://", "udp://", "tcp://")):
+    """Open a container with a clear `InputError` for missing, empty or non-video files, a missing or
+    busy camera (`/dev/videoN`, opened with V4L2), and a network source that refuses or does not answer."""
+    src = str(path)
+    kind = source_kind(src)
+    if kind == "device":
+        if not Path(src).exists():
+            raise InputError(f"{src}: no such device (no camera there)")
+        kwargs.setdefault("format", "v4l2")
+    elif url_scheme(src) is None:
+        p = Path(path)
         if not p.exists():
             raise InputError(f"{path}: no such file")
         if p.is_dir():
             raise InputError(f"{path}: is a directory, not a video")
         if p.stat().st_size == 0:
             raise InputError(f"{path}: empty file")
+    timeout = kwargs.get("timeout")
+    open_timeout = timeout[0] if isinstance(timeout, tuple) else timeout
     opening = DamageReport()
     try:
         with captured_ffmpeg_log(opening):
-            container = av.open(str(path), **kwargs)
+            container = av.open(src, **kwargs)
     except (av.FFmpegError, OSError) as e:
-        detail = describe_av_error(e)
-        if opening.decoder_messages and "(" not in detail:
-            detail += f" ({next(reversed(opening.decoder_messages)).split(': ', 1)[-1]})"
-        raise InputError(f"{path}: cannot open: {detail}") from None
+        raise InputError(f"{src}: cannot open: {_open_error(src, kind, e, opening, open_timeout)}") from None
     if not container.streams.video:
         container.close()
-        raise InputError(f"{path}: no video stream")
+        raise InputError(f"{src}: no video stream")
     return container
 
 
@@ -122,41 +156,103 @@ class PyAVDecoder:
     With a VA-API `HWAccel` (`is_hw_owned=True`) frames stay on the GPU; `extra_hw_frames` grows
     the decoder's fixed surface pool by the frames the caller holds at once. With
     `give_up_without_frame` = N, N failed packets in a row before any frame raise `NothingDecodes`.
+
+    Live sources (`live.is_live`: network URLs, `/dev/videoN`) are read with `policy`'s timeouts, and
+    `damage.live` reports on them. A live source that ends or fails mid-stream has *dropped*: with
+    `reconnect` it is opened again with back-off (`LivePolicy`) until frames come again or
+    `policy.give_up_after` seconds have passed without one; frames go on in the same iteration, their
+    timestamps continuing from the last frame's plus the time without frames. (A network file of
+    known duration, e.g. an MP4 over HTTP, ends at its end and is not reopened: it would start over.)
+    `on_reopen` (if set) is called with the decoder after each re-open, before its first decode.
+    `realtime` holds each frame of a file back until its timestamp is due on a wall clock started
+    at the first frame (a stand-in for a camera); a live source paces itself and is never held.
+    Each frame yielded is a `Decoded` carrying its arrival time (live or paced sources; else None).
+
+    `close()` (from the thread that iterates, or once it stopped) returns promptly, also during a
+    reconnection wait, realtime pacing or a network open; `interrupt()`, from any thread, ends the
+    iteration after the frames already decoded. PyAV cannot interrupt a read FFmpeg is blocked in
+    (its interrupt callback only knows the timeouts), so a live source's reading thread that is still
+    waiting for data after `CLOSE_GRACE_S` is left to finish that read (at most `policy.read_timeout`)
+    and then closes the input itself; nothing else touches the codec meanwhile.
     """
 
     def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0, threads: int = 0,
-                 read_ahead: int = 0, give_up_without_frame: int = 0):
+                 read_ahead: int = 0, give_up_without_frame: int = 0, realtime: bool = False,
+                 reconnect: bool = False, policy: LivePolicy | None = None):
         self.path = str(path)
-        self.container = open_input(path, hwaccel=hwaccel) if hwaccel is not None else open_input(path)
-        self.stream = self.container.streams.video[0]
-        if hwaccel is None:
-            self.stream.thread_type = "AUTO"
-            self.stream.codec_context.thread_count = threads
-        elif extra_hw_frames:
-            self.stream.codec_context.options = {"extra_hw_frames": str(extra_hw_frames)}
+        self.kind = source_kind(path)
+        self.live = self.kind != "file"
+        self.policy = policy or LivePolicy()
+        self.reconnect = bool(reconnect) and self.live
+        self._hwaccel, self._extra_hw_frames, self._threads = hwaccel, extra_hw_frames, threads
         self.read_ahead = read_ahead
         self.give_up_without_frame = give_up_without_frame
-        self.damage = DamageReport()
+        self.damage = DamageReport(live=LiveReport() if self.live else None)
+        self.on_reopen: Callable[[PyAVDecoder], None] | None = None
         self._log = FFmpegLogCapture(self.damage)
         self._ahead: ReadAhead | None = None
+        self._stopping = threading.Event()  # close() or interrupt(): ends reading, waits and pacing
+        self._handover = threading.Lock()  # who releases the input: close(), or a reading thread left behind
+        self._reader_done = False
+        self._left_behind = False
+        self.container: av.container.InputContainer | None = self._open()
+        self.stream = self._setup(self.container)
+        rate = self.stream.average_rate or self.stream.guessed_rate  # the first opening's, kept across reconnects
+        self._rate = float(rate) if rate else 25.0
+        self._expected_frames = self.stream.frames or None
+        # A camera or a live stream (no known length) delivers at its own pace, and its end is a drop.
+        self.paces_itself = self.kind == "device" or (self.kind == "network" and self.container.duration is None)
+        self.realtime = realtime and not self.paces_itself
+        self._decoded_any, self._failed_in_a_row, self._seen = False, 0, 0
+        self._last_frame_at: float | None = None  # perf_counter of the last frame delivered
+        self._gap_from: float | None = None  # since when no frame has come (after a drop)
+        self._last_pts: float | None = None
+        self._pts_offset = 0.0
 
     @classmethod
-    def on_cpu(cls, path: str | Path, threads: int | None = None) -> PyAVDecoder:
+    def on_cpu(cls, path: str | Path, threads: int | None = None, realtime: bool = False, reconnect: bool = False,
+               policy: LivePolicy | None = None) -> PyAVDecoder:
         """The software path's decoder: `threads` (None: what `budget.decode_threads` gives it next to
         CPU inference), on its own thread."""
-        return cls(path, threads=decode_threads(threads), read_ahead=READ_AHEAD)
+        return cls(path, threads=decode_threads(threads), read_ahead=READ_AHEAD, realtime=realtime,
+                   reconnect=reconnect, policy=policy)
+
+    def _open(self, open_timeout: float | None = None) -> av.container.InputContainer:
+        kwargs: dict = {} if self._hwaccel is None else {"hwaccel": self._hwaccel}
+        if not self.live:
+            return open_input(self.path, **kwargs)
+        kwargs["timeout"] = (open_timeout or self.policy.open_timeout, self.policy.read_timeout)
+        if self.kind == "network":
+            kwargs["options"] = network_options(self.path, self.policy.read_timeout)
+        # on a thread of its own: close() or Ctrl-C need not wait for FFmpeg's timeouts
+        return open_abandonable(lambda: open_input(self.path, **kwargs), self._stopping)
+
+    def _setup(self, container: av.container.InputContainer):
+        stream = container.streams.video[0]
+        if self._hwaccel is None:
+            stream.thread_type = "AUTO"
+            stream.codec_context.thread_count = self._threads
+        elif self._extra_hw_frames:
+            stream.codec_context.options = {"extra_hw_frames": str(self._extra_hw_frames)}
+        return stream
 
     @property
     def expected_frames(self) -> int | None:
-        return self.stream.frames or None
+        return self._expected_frames
 
     @property
     def rate(self) -> float:
-        rate = self.stream.average_rate or self.stream.guessed_rate
-        return float(rate) if rate else 25.0
+        return self._rate
 
-    def frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
-        """`(frame, decode_ms, pts_seconds)` in decode order."""
+    @property
+    def frames_ready(self) -> int:
+        """Decoded frames waiting for the consumer (on the read-ahead thread's queue): 0 means the next
+        one must still come (from a live source, when it sends it)."""
+        ahead = self._ahead
+        return ahead.queued if ahead is not None else 0
+
+    def frames(self) -> Iterator[Decoded]:
+        """`(frame, decode_ms, pts_seconds)` in decode order (each a `Decoded`, with `.arrived`)."""
         self._log.start()
         drained = False
         try:
@@ -168,55 +264,179 @@ class PyAVDecoder:
                 yield from self._frames()
             drained = True
         finally:
-            self._stop_read_ahead()
-            if drained:  # else the decoder's threads may still log: `close()` drains them first
+            mine = self._stop_reader()
+            if drained and mine:  # else the decoder's threads may still log: `_release()` drains them first
                 self._log.stop()
 
-    def _stop_read_ahead(self) -> None:
+    def _stop_reader(self) -> bool:
+        """Stop the read-ahead thread; True if this thread may now release the input, False if the
+        reading thread is blocked in a live source's read and was left to release it itself."""
         ahead, self._ahead = self._ahead, None
-        if ahead is not None:
-            ahead.close()
+        if ahead is not None and not ahead.close(wait=CLOSE_GRACE_S if self.live else None):
+            with self._handover:
+                self._left_behind = not self._reader_done
+        return not self._left_behind
 
-    def _frames(self) -> Iterator[tuple[av.VideoFrame, float, float | None]]:
+    def _frames(self) -> Iterator[Decoded]:
+        try:
+            pace = Pacer(self.rate, self._stopping.wait) if self.realtime else None
+            while True:
+                why = yield from self._read(pace)
+                if why is None or self._stopping.is_set():
+                    return
+                assert self.damage.live is not None  # only live sources drop
+                self.damage.live.drops += 1
+                if not (self.reconnect and self.paces_itself):  # a network file would start over: no
+                    self.damage.stopped_early = why
+                    return
+                if not self._reconnect(why):
+                    return
+        finally:
+            with self._handover:
+                self._reader_done = True
+                left_behind = self._left_behind
+            if left_behind:  # close() has returned: release the input here, on the reading thread
+                self._release()
+
+    def _read(self, pace: Pacer | None) -> Generator[Decoded, None, str | None]:
+        """The open container's frames; returns None at its end (or when stopped), else why reading
+        stopped (for a live source, its end too)."""
         codec = self.stream.codec_context
         packets = self.container.demux(self.stream)
-        decoded_any, failed_in_a_row, seen = False, 0, 0
         limit = self.give_up_without_frame
         while True:
+            if self._stopping.is_set():
+                return None
             t0 = time.perf_counter()
+            why = None
             try:
                 packet = next(packets)
             except StopIteration:
-                break
-            except av.FFmpegError as e:  # truncated or broken container: keep what decoded so far
-                self.damage.stopped_early = describe_av_error(e)
+                return None if self._stopping.is_set() else self._ended()
+            except av.FFmpegError as e:  # truncated or broken container, or a network error
+                if self._stopping.is_set():
+                    return None
+                why = self._read_error(e)
+                if not self.live:
+                    self.damage.stopped_early = why  # a file keeps what decoded so far
+                    why = None
                 packet = None
-            seen += 1
+            if self.live:
+                if self._stopping.is_set():
+                    return None
+                t0 = time.perf_counter()  # waiting for a live source's data is not decoding
+            self._seen += 1
             try:
                 decoded = codec.decode(packet)
-                failed_in_a_row = 0
+                self._failed_in_a_row = 0
             except av.FFmpegError as e:
                 self.damage.packets_failed += 1
                 decoded = []
-                failed_in_a_row += 1
-                if limit and not decoded_any and failed_in_a_row >= limit:
-                    raise NothingDecodes(f"{failed_in_a_row} packets in a row failed to decode and none gave a "
-                                         f"frame (last error: {describe_av_error(e)})") from None
+                self._failed_in_a_row += 1
+                if limit and not self._decoded_any and self._failed_in_a_row >= limit:
+                    raise NothingDecodes(f"{self._failed_in_a_row} packets in a row failed to decode and none "
+                                         f"gave a frame (last error: {describe_av_error(e)})") from None
             ms = (time.perf_counter() - t0) * 1e3
-            decoded_any = decoded_any or bool(decoded)
-            if limit and not decoded_any and seen >= 4 * limit:  # silent failure: no error, no frame
-                raise NothingDecodes(f"{seen} packets gave no frame")
+            self._decoded_any = self._decoded_any or bool(decoded)
+            if limit and not self._decoded_any and self._seen >= 4 * limit:  # silent failure: no error, no frame
+                raise NothingDecodes(f"{self._seen} packets gave no frame")
             for frame in decoded:
                 if frame.is_corrupt:
                     self.damage.corrupt_frames += 1
-                yield frame, ms / len(decoded), (float(frame.time) if frame.time is not None else None)
+                pts = float(frame.time) if frame.time is not None else None
+                if pace is not None and not pace(pts):
+                    return None
+                yield self._deliver(frame, ms / len(decoded), pts)
             if packet is None:
+                return why
+
+    def _ended(self) -> str | None:
+        if not self.paces_itself:
+            return None  # a file, or a network file of known length: its end
+        return "the camera stopped delivering" if self.kind == "device" else "the source closed the stream"
+
+    def _read_error(self, e: BaseException) -> str:
+        if isinstance(e, av.ExitError) and self.live:  # PyAV's read timeout interrupted FFmpeg
+            return f"no data for {self.policy.read_timeout:g} s"
+        return describe_av_error(e)
+
+    def _deliver(self, frame: av.VideoFrame, ms: float, pts: float | None) -> Decoded:
+        now = time.perf_counter()
+        if self._gap_from is not None:  # the first frame after a reconnection
+            gap = now - self._gap_from
+            assert self.damage.live is not None
+            self.damage.live.gaps_s.append(round(gap, 3))
+            if pts is not None and self._last_pts is not None:
+                self._pts_offset = self._last_pts + gap - pts  # the stream's clock restarted: go on from ours
+            self._gap_from = None
+        if pts is not None:
+            pts += self._pts_offset
+            self._last_pts = pts
+        self._last_frame_at = now
+        # A frame arrives when a live source sends it or a paced file makes it due; a file read as fast
+        # as it decodes has no arrival time (its frames are pulled, and their latency means nothing).
+        return Decoded(frame, ms, pts, now if self.live or self.realtime else None)
+
+    def _reconnect(self, why: str) -> bool:
+        """Open the source again after a drop, with back-off; False when stopped or given up."""
+        live = self.damage.live
+        assert live is not None
+        if self._gap_from is None:
+            self._gap_from = self._last_frame_at if self._last_frame_at is not None else time.perf_counter()
+        deadline = self._gap_from + self.policy.give_up_after
+        container, self.container = self.container, None
+        if container is not None:
+            container.close()  # its codec was flushed when reading ended: no decoder thread is busy
+        self._log.stop()  # the failed attempts' messages are theirs, not the stream's damage
+        live.reconnecting = why
+        last = why
+        for delay in self.policy.delays():
+            if self._stopping.wait(max(0.0, min(delay, deadline - time.perf_counter()))):
+                return False
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
                 break
+            live.attempts += 1
+            try:
+                container = self._open(open_timeout=min(self.policy.open_timeout, max(remaining, 0.5)))
+            except OpenAbandoned:
+                return False
+            except InputError as e:
+                last = str(e).split(": cannot open: ", 1)[-1]
+                continue
+            self.container, self.stream = container, self._setup(container)
+            live.reconnects += 1
+            live.reconnecting = None
+            if self.on_reopen is not None:
+                self.on_reopen(self)
+            self._log.start()
+            return True
+        live.reconnecting = None
+        waited = time.perf_counter() - self._gap_from
+        attempts = f"{live.attempts} attempt{'s' if live.attempts != 1 else ''} to reconnect"
+        live.gave_up = f"no frame for {waited:.1f} s after the source dropped ({why}); {attempts}, the last: {last}"
+        self.damage.stopped_early = live.gave_up
+        return False
+
+    def interrupt(self) -> None:
+        """Stop reading, from any thread (a signal handler too): the iteration ends after the frames
+        already decoded; a reconnection wait or realtime pacing ends now. (Without read-ahead, a read
+        FFmpeg is blocked in finishes first: at most `policy.read_timeout`.)"""
+        self._stopping.set()
+        ahead = self._ahead
+        if ahead is not None:
+            ahead.stop()
 
     def close(self) -> None:
-        self._stop_read_ahead()  # from here on only this thread drives the codec
-        if self._log.active:  # stopped mid-stream: let the decoder's threads finish first
+        self._stopping.set()
+        if self._stop_reader():  # from here on only this thread drives the codec
+            self._release()
+
+    def _release(self) -> None:
+        container, self.container = self.container, None
+        if container is not None and self._log.active:  # stopped mid-stream: let the decoder's threads finish
             with suppress(av.FFmpegError):
                 self.stream.codec_context.decode(None)
         self._log.stop()
-        self.container.close()
+        if container is not None:
+            container.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import suppress
 from typing import Generic, TypeVar
@@ -27,6 +28,8 @@ class ReadAhead(Generic[T]):
     An exception raised by `source` is raised again in the consumer, after the items before it.
     `close()` stops the thread and waits for it, so afterwards the caller alone uses whatever
     `source` used (the codec context, which must never be driven from two threads at once).
+    `stop()`, from any thread, ends the iteration after the items already queued without waiting for
+    the producer, which stops at its next item (a source blocked in a read finishes it first).
     """
 
     def __init__(self, source: Iterator[T], depth: int, name: str = "zerocopy-read-ahead", os_name: str = ""):
@@ -64,7 +67,12 @@ class ReadAhead(Generic[T]):
 
     def __iter__(self) -> Iterator[T]:
         while True:
-            kind, value = self._queue.get()
+            try:
+                kind, value = self._queue.get(timeout=0.1)
+            except queue.Empty:
+                if self._stop.is_set():
+                    return
+                continue
             if kind == _END:
                 return
             if kind == _ERROR:
@@ -72,16 +80,33 @@ class ReadAhead(Generic[T]):
                 raise value
             yield value  # type: ignore[misc]
 
+    def stop(self) -> None:
+        """End the iteration (after what is queued) and the producer (at its next item), from any thread."""
+        self._stop.set()
+
+    @property
+    def queued(self) -> int:
+        """Items ready for the consumer now (approximately: the producer may be adding one)."""
+        return self._queue.qsize()
+
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
 
-    def close(self) -> None:
-        """Stop producing and wait for the thread; items not yet consumed are dropped."""
+    def close(self, wait: float | None = None) -> bool:
+        """Stop producing and wait for the thread (at most `wait` seconds, if given); items not yet
+        consumed are dropped. False if the thread is still running (blocked in the source): it ends,
+        and closes the source, at its next item."""
         self._stop.set()
+        end = None if wait is None else time.monotonic() + wait
         while self._thread.is_alive():
+            if end is not None and time.monotonic() >= end:
+                break
             with suppress(queue.Empty):
                 self._queue.get(timeout=0.05)
-        self._thread.join()
+        stopped = not self._thread.is_alive()
+        if stopped:
+            self._thread.join()
         while not self._queue.empty():
             self._queue.get_nowait()
+        return stopped

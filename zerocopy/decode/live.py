@@ -1,0 +1,244 @@
+"""Live sources: network URLs and V4L2 cameras, what to tell FFmpeg about them, reconnecting, pacing.
+
+A *live* source has no end known in advance and delivers frames at its own pace: any FFmpeg network
+URL (rtsp, http(s), udp, tcp, rtmp, srt, …) or a V4L2 camera (`/dev/videoN`). `PyAVDecoder` reads
+them with timeouts (a dead server does not hang the run), re-opens a network source that drops when
+asked to (`reconnect`), and reports each gap in a `LiveReport`. `realtime` paces a file at its own
+timestamps instead, to stand in for a camera.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NETWORK_SCHEMES = ("rtsp", "rtsps", "http", "https", "udp", "tcp", "rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte",
+                   "rtmpts", "srt", "rtp", "mmsh", "mmst", "tls")
+_URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+
+
+def url_scheme(source: str | Path) -> str | None:
+    """`rtsp` for `rtsp://…`; None for a path."""
+    m = _URL.match(str(source))
+    return m.group(1).lower() if m else None
+
+
+def is_network(source: str | Path) -> bool:
+    return url_scheme(source) in NETWORK_SCHEMES
+
+
+def is_device(source: str | Path) -> bool:
+    """A V4L2 capture device: `/dev/videoN`, or one of udev's `/dev/v4l/by-id|by-path/…` links to it."""
+    s = str(source)
+    return s.startswith(("/dev/video", "/dev/v4l/"))
+
+
+def is_live(source: str | Path) -> bool:
+    """Whether `source` is read as it comes (a network URL or a camera) rather than from a file."""
+    return is_network(source) or is_device(source)
+
+
+def source_kind(source: str | Path) -> str:
+    """"network", "device" or "file"."""
+    return "network" if is_network(source) else "device" if is_device(source) else "file"
+
+
+def network_options(url: str, timeout_s: float) -> dict[str, str]:
+    """FFmpeg options for `url`: a socket I/O timeout under the name its protocol takes (FFmpeg 8), and
+    RTSP over TCP (interleaved: no UDP ports to open, no packets lost on the way).
+
+    - tcp.c, udp.c, and http(s) (whose options reach the TCP/TLS socket below): `timeout`, in µs;
+    - rtsp.c: `timeout` (µs) is the socket I/O timeout since FFmpeg 5 (it was `stimeout`; the old
+      `timeout`, waiting for an incoming connection, is now `listen_timeout`);
+    - rtmpproto.c: `timeout` means *listen* for a connection, so only the generic URLContext
+      `rw_timeout` (µs) is safe; the same generic option serves srt and the rest.
+    """
+    us = str(max(1, int(timeout_s * 1e6)))
+    scheme = url_scheme(url) or ""
+    if scheme in ("rtsp", "rtsps"):
+        return {"rtsp_transport": "tcp", "timeout": us}
+    if scheme in ("http", "https", "tcp", "udp", "tls"):
+        return {"timeout": us}
+    return {"rw_timeout": us}
+
+
+@dataclass(frozen=True)
+class LivePolicy:
+    """How long to wait on a live source, and how to reconnect to one that drops.
+
+    After a drop the source is opened again after `backoff_initial` seconds, then after twice that,
+    and so on up to `backoff_max` between attempts, until a frame comes or `give_up_after` seconds
+    have passed since the last frame.
+    """
+
+    open_timeout: float = 10.0  # connecting and reading the stream's header
+    read_timeout: float = 5.0  # waiting for data mid-stream before the read counts as failed
+    backoff_initial: float = 0.5
+    backoff_max: float = 8.0
+    give_up_after: float = 60.0
+
+    def delays(self):
+        """The waits before each reconnection attempt: 0.5, 1, 2, 4, 8, 8, … (by default)."""
+        delay = self.backoff_initial
+        while True:
+            yield delay
+            delay = min(delay * 2, self.backoff_max)
+
+
+@dataclass
+class LiveReport:
+    """What happened to a live source: drops, reconnections and the time without frames."""
+
+    drops: int = 0  # times the source ended or failed mid-stream
+    reconnects: int = 0  # times it was opened again after a drop
+    attempts: int = 0  # opening attempts after drops, failed ones included
+    gaps_s: list[float] = field(default_factory=list)  # seconds without frames, one per gap that ended
+    gave_up: str | None = None
+    reconnecting: str | None = None  # why the source dropped, while it is being reconnected
+
+    @property
+    def seconds_without_frames(self) -> float:
+        return round(sum(self.gaps_s), 3)
+
+    def summary(self) -> str:
+        """The reconnections, and a reconnection the run was stopped in, in a few words ("" if
+        neither); why reading ended otherwise is the damage report's `stopped_early`."""
+        parts = []
+        if self.reconnects:
+            s = "s" if self.reconnects > 1 else ""
+            gaps = f" ({self.seconds_without_frames:.1f} s without frames)" if self.gaps_s else ""
+            parts.append(f"{self.reconnects} reconnect{s}{gaps}")
+        if self.reconnecting:
+            parts.append(f"stopped while reconnecting ({self.reconnecting})")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "drops": self.drops,
+            "reconnects": self.reconnects,
+            "attempts": self.attempts,
+            "seconds_without_frames": self.seconds_without_frames,
+            "longest_gap_s": round(max(self.gaps_s), 3) if self.gaps_s else 0.0,
+            "gave_up": self.gave_up,
+            "stopped_while_reconnecting": self.reconnecting,
+        }
+
+
+class Pacer:
+    """Holds frames back until their timestamp is due on a wall clock started at the first frame.
+
+    `wait(seconds)` sleeps and returns True when interrupted (e.g. `threading.Event.wait`). A frame
+    without a timestamp is due one frame period after the previous one; a timestamp that goes back
+    (a discontinuity) starts the clock again from that frame. Late frames are not held: a consumer
+    slower than the source simply runs behind.
+    """
+
+    def __init__(self, rate: float, wait: Callable[[float], bool], clock: Callable[[], float] = time.perf_counter):
+        self.period = 1.0 / rate if rate > 0 else 0.04
+        self.wait, self.clock = wait, clock
+        self._origin: float | None = None  # wall time of the anchor frame
+        self._anchor = 0.0  # its timestamp
+        self._last: float | None = None
+
+    def __call__(self, pts: float | None) -> bool:
+        """Wait until the frame at `pts` is due; False if the wait was interrupted."""
+        if pts is None:
+            pts = self._last + self.period if self._last is not None else 0.0
+        now = self.clock()
+        if self._origin is None or self._last is None or pts < self._last:
+            self._origin, self._anchor = now, pts
+        self._last = pts
+        due = self._origin + (pts - self._anchor)
+        return not (due > now and self.wait(due - now))
+
+
+class Decoded(tuple):
+    """What `PyAVDecoder.frames()` (and `Paced.frames()`) yields: it unpacks as `(frame, decode_ms,
+    pts_seconds)`, as every decoder's frames do, and carries `arrived`, the `time.perf_counter()` at
+    which the frame came out of the decoder (after realtime pacing): where its arrival→result
+    latency starts. None for a file read as fast as it decodes (its frames do not arrive, they are
+    pulled)."""
+
+    arrived: float | None
+
+    def __new__(cls, frame: Any, decode_ms: float, pts: float | None, arrived: float | None) -> Decoded:
+        self = super().__new__(cls, (frame, decode_ms, pts))
+        self.arrived = arrived
+        return self
+
+
+class Paced:
+    """Realtime pacing for a decoder that has none of its own (the OpenCV baseline's): its frames held
+    back until their timestamps are due, each a `Decoded`; everything else is the decoder's."""
+
+    def __init__(self, decoder: Any):
+        self.decoder = decoder
+        self._stop = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:  # rate, expected_frames, damage, …
+        return getattr(self.decoder, name)
+
+    def frames(self):
+        pace = Pacer(self.decoder.rate, self._stop.wait)
+        for frame, ms, pts in self.decoder.frames():
+            if not pace(pts):
+                return
+            yield Decoded(frame, ms, pts, time.perf_counter())
+
+    def interrupt(self) -> None:
+        self._stop.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.decoder.close()
+
+
+class OpenAbandoned(Exception):
+    """The source was being opened when the reader was closed or interrupted."""
+
+
+def open_abandonable(opener: Callable[[], Any], stop: threading.Event, poll: float = 0.05) -> Any:
+    """`opener()` on a thread of its own, so that a network open (bounded only by its own timeout, and
+    deaf to Ctrl-C while FFmpeg waits) can be left behind: when `stop` is set first, or the waiting
+    thread is interrupted, this raises (`OpenAbandoned`, or the interruption) at once, and whatever the
+    opener still returns is closed on its thread. The opener's own exception is raised here."""
+    result: dict[str, Any] = {}
+    done = threading.Event()
+    lock = threading.Lock()
+    abandoned = False
+
+    def run() -> None:
+        try:
+            value = opener()
+        except BaseException as e:  # handed to the waiting thread
+            result["error"] = e
+        else:
+            with lock:
+                if not abandoned:
+                    result["value"] = value
+                    value = None
+            if value is not None:
+                value.close()
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="zerocopy-open", daemon=True).start()
+    try:
+        while not done.wait(poll):
+            if stop.is_set():
+                raise OpenAbandoned("closed while opening")
+    except BaseException:
+        with lock:
+            abandoned = True
+            value = result.pop("value", None)
+        if value is not None:
+            value.close()
+        raise
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
