@@ -326,7 +326,7 @@ def test_the_damage_report_carries_the_live_report():
 
 def test_a_parallel_run_reconnects_one_stream_while_the_other_goes_on(ts_clip):
     """Through the Python API (once it takes `reconnect`): two live inputs at once, one killed mid-stream
-    and restarted. Results keep their frame numbers, the report counts the gap and the latency."""
+    and restarted. Results keep their frame numbers, the report counts the gap and gives the latency."""
     import inspect
 
     import zerocopy
@@ -346,5 +346,5 @@ def test_a_parallel_run_reconnects_one_stream_while_the_other_goes_on(ts_clip):
     assert indices[dropped.url] == list(range(a["frames"])) and a["frames"] >= 20 + 2 * FPS
     assert a["damage"]["live"]["reconnects"] == 1 and a["damage"]["live"]["seconds_without_frames"] >= 1.0
     assert indices[steady.url] == list(range(2 * FPS)) and b["damage"]["live"]["reconnects"] == 0
-    for entry in (a, b):
-        assert entry["error"] is None and 0 < entry["latency_ms"]["p50"] <= entry["latency_ms"]["p95"]
+    assert a["error"] is None and b["error"] is None
+    assert 0 < report["latency"]["p50_ms"] <= report["latency"]["p95_ms"]  # arrival → result, live inputs

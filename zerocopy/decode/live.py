@@ -176,6 +176,10 @@ class Paced:
     """Realtime pacing for a decoder that has none of its own (the OpenCV baseline's): its frames held
     back until their timestamps are due, each a `Decoded`; everything else is the decoder's."""
 
+    realtime = True
+    live = False
+    frames_ready = 0  # it decodes on the consumer's thread: nothing waits ahead
+
     def __init__(self, decoder: Any):
         self.decoder = decoder
         self._stop = threading.Event()
