@@ -103,10 +103,11 @@ class StandInFront(SoftwareFront):
         return host
 
 
-def write_undecodable(path: Path, frames: int = 40) -> Path:
+def write_undecodable(path: Path, frames: int = 120) -> Path:
     """A real H.264 stream in Matroska whose parameter sets (the codec's extradata) are replaced by noise:
     FFmpeg fails on every packet ("No start code is found"), as a decoder that cannot handle the
-    stream does, and no frame ever comes out."""
+    stream does, and no frame ever comes out. (Matroska's parser flags no keyframe in such a stream,
+    so a decoder with a give-up limit L starts counting after 10 × L packets.)"""
     import av
 
     good = path.with_name(path.stem + "-good.mkv")
@@ -125,7 +126,9 @@ def write_undecodable(path: Path, frames: int = 40) -> Path:
         target.codec_context.extradata = noise.tobytes()
         for packet in src.demux(video):
             if packet.size:
+                key = packet.is_keyframe
                 packet.stream = target
+                packet.is_keyframe = key  # as a demuxer flags them (re-muxing alone loses the flag)
                 out.mux(packet)
     good.unlink()
     return path

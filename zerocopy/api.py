@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from zerocopy.catalog import DEFAULT_MODEL
+from zerocopy.decode.live import LivePolicy
 from zerocopy.detections import Detections
 from zerocopy.errors import ModelError, PathUnavailable
 from zerocopy.paths import AUTO_ORDER, PATHS, PathChoice, front_for
@@ -76,7 +77,8 @@ class Detector:
                  threshold: float | None = None, nireq: int | None = None, batch: int = 1,
                  keep_images: bool = False, labels: str | None = None, decoder: str | None = None,
                  resize: str | None = None, va_device: str | None = None, decode_threads: int | None = None,
-                 ov_config: dict[str, Any] | None = None, log: Callable[[str], None] | None = None):
+                 ov_config: dict[str, Any] | None = None, log: Callable[[str], None] | None = None,
+                 realtime: bool = False, reconnect: bool = False, reconnect_timeout: float = 60.0):
         from zerocopy.catalog.fetch import cache_dir
         from zerocopy.infer.model import make_core, resolve_spec
 
@@ -90,6 +92,10 @@ class Detector:
         self.path_wanted, self.device, self.nireq, self.batch = path, device, nireq, batch
         self.keep_images, self.va_device, self.decode_threads = keep_images, va_device, decode_threads
         self.ov_config = dict(ov_config or {})
+        if not (isinstance(reconnect_timeout, int | float) and reconnect_timeout > 0):
+            raise ValueError(f"reconnect_timeout must be a number > 0, not {reconnect_timeout!r}")
+        self.realtime, self.reconnect = realtime, reconnect
+        self.live = LivePolicy(give_up_after=float(reconnect_timeout))
         self._core = make_core(cache_dir() / "ov-cache")
         self.spec = resolve_spec(model, labels, decoder, resize, core=self._core, log=log)
         default = getattr(self.spec.entry, "threshold", None) if self.spec.entry is not None else None
@@ -185,7 +191,8 @@ class Detector:
                 model = WrappedModel(self._core, self.spec, front.input_kind, self.batch, front.memory_type)
                 pipeline = Pipeline(model, front, device, self.nireq, self.threshold, keep_pictures=keep_pictures,
                                     va_device=self.va_device, config=self.ov_config,
-                                    decode_threads=self.decode_threads)
+                                    decode_threads=self.decode_threads, realtime=self.realtime,
+                                    reconnect=self.reconnect, live=self.live)
                 pipeline.stop_event = self._stop
                 self._pipeline = pipeline
                 events = pipeline.events(inputs, max_frames, parallel=parallel)
@@ -232,6 +239,9 @@ class Detector:
         """Ask the current run to stop reading; results in flight still come out. Thread- and
         signal-safe (the CLI calls it on Ctrl-C)."""
         self._stop.set()
+        pipeline = self._pipeline
+        if pipeline is not None:
+            pipeline.stop()  # also ends a live source's wait for data or for a reconnection
 
     def result(self):
         """The last run's `RunResult` (frames, stage times, clock, per-input outcomes)."""

@@ -131,6 +131,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: PERFORMANCE_HINT=THROUGHPUT, and on the CPU half the cores for inference")
     d.add_argument("--decode-threads", type=_threads, metavar="N", help=_DECODE_THREADS_HELP)
     d.add_argument("--batch", type=_positive(int), default=1, help="frames per inference request")
+    d.add_argument("--realtime", action="store_true",
+                   help="pace file inputs at their own frame rate, as a camera delivers frames (live sources "
+                   "pace themselves); the report then gives each frame's arrival-to-result latency")
+    d.add_argument("--reconnect", action="store_true",
+                   help="re-open a network source or camera that drops, with back-off (0.5 s doubling to 8 s); "
+                   "frames go on numbered in order, and the report counts each gap")
+    d.add_argument("--reconnect-timeout", type=_positive(float), default=60.0, metavar="SECONDS",
+                   help="with --reconnect: give up on a source after this long without a frame")
     d.add_argument("--threshold", type=_threshold,
                    help="minimum detection score (default: the model's, 0.5 for your own models)")
     d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
@@ -318,7 +326,8 @@ def cmd_detect(args) -> int:
         threshold=args.threshold, json=args.json, output=args.output, report=args.report,
         max_frames=args.max_frames, quiet=args.quiet, verbose=args.verbose, parallel=args.parallel,
         progress=_progress_factory(args.quiet),
-        ov_config=dict(args.ov_config), decode_threads=args.decode_threads)
+        ov_config=dict(args.ov_config), decode_threads=args.decode_threads, realtime=args.realtime,
+        reconnect=args.reconnect, reconnect_timeout=args.reconnect_timeout)
     detector = make_detector(opts, log=say)  # a first use says what it downloads
     with detector, stop_on_sigint(detector.stop):
         run = run_detect(opts, say, detector)
@@ -338,6 +347,9 @@ def cmd_detect(args) -> int:
         say(f"{report['frames']} frames, {report['detections']} detections, {report['fps']} fps, "
             f"CPU {report['cpu']['percent']}% on the {run.choice.name} path ({report['device']}, "
             f"nireq {report['nireq']}, batch {report['batch']})")
+        if report.get("latency"):
+            say(f"latency from a frame's arrival to its result: p50 {report['latency']['p50_ms']:.0f} ms, "
+                f"p95 {report['latency']['p95_ms']:.0f} ms")
         sinks = report.get("sinks") or {}
         if args.output and sinks.get("share", 0) >= 0.2:
             say(f"writing the annotated video took {round(100 * sinks['share'])}% of the time (without it: roughly "

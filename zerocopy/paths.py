@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.live import LivePolicy
 from zerocopy.decode.vaapi import VASession
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import Geometry, PreparedFrame
@@ -45,6 +46,9 @@ class OpenRequest:
     va: VASession | None = None  # the run's render node and shared VA device (VA paths)
     core: Any = None
     decode_threads: int | None = None  # FFmpeg threads for CPU decoding (None: budget.decode_threads)
+    realtime: bool = False  # hold a file's frames to their timestamps, as a camera delivers them
+    reconnect: bool = False  # re-open a live source that drops, with back-off
+    live: LivePolicy | None = None  # timeouts and back-off for live sources (None: the defaults)
 
 
 class FrameStream(Protocol):
@@ -67,6 +71,8 @@ class _Stream:
         self.decoder, self.prepare = decoder, prepare
         self.rate = decoder.rate
         self.expected_frames = decoder.expected_frames
+        # its frames come as they happen (a live source, a paced file) rather than as fast as they decode
+        self.live = bool(getattr(decoder, "live", False) or getattr(decoder, "realtime", False))
         self._frames = self._generate()
         self._primed: list[PreparedFrame] = []
 
@@ -96,6 +102,16 @@ class _Stream:
     def damage_report(self) -> DamageReport:
         """Complete once the stream is closed (FFmpeg's messages are gathered at close)."""
         return self.decoder.damage
+
+    def frame_ready(self) -> bool:
+        """Whether the next frame is decoded already (False: it must still come from the source)."""
+        return bool(self._primed) or bool(getattr(self.decoder, "frames_ready", 0))
+
+    def interrupt(self) -> None:
+        """Stop reading, from any thread: a live source's wait for data or for a reconnection ends now."""
+        interrupt = getattr(self.decoder, "interrupt", None)
+        if interrupt is not None:
+            interrupt()
 
     def close(self) -> None:
         self.decoder.close()
@@ -146,7 +162,9 @@ class SoftwareFront(_HostFront):
             y, uv, g = resizer(frame)
             return {y_name: y, uv_name: uv}, g, None, frame if req.keep_pictures else None
 
-        return _Stream(PyAVDecoder.on_cpu(source, req.decode_threads), prepare)
+        decoder = PyAVDecoder.on_cpu(source, req.decode_threads, realtime=req.realtime, reconnect=req.reconnect,
+                                     policy=req.live)
+        return _Stream(decoder, prepare)
 
 
 class BaselineFront(_HostFront):
@@ -158,10 +176,13 @@ class BaselineFront(_HostFront):
     def open(self, source, req: OpenRequest) -> FrameStream:
         import av
 
+        from zerocopy.decode.live import Paced
         from zerocopy.decode.opencv import OpenCVDecoder
         from zerocopy.resize.bgr import BGRResizer
 
         decoder = OpenCVDecoder(source)
+        if req.realtime:
+            decoder = Paced(decoder)
         resizer = BGRResizer(decoder.cv2, req.width, req.height, req.resize)
         (name,) = req.input_names
 
@@ -190,7 +211,8 @@ def _open_va(path_name: str, source, req: OpenRequest, download: bool):
     va = req.va if req.va is not None else VASession()
     node = va.open_node(path_name)
     scaler = VaapiScaler(bridge, req.width, req.height, req.resize, download=download, picture=req.keep_pictures)
-    decoder = open_vaapi(source, node, path_name)
+    decoder = open_vaapi(source, node, path_name, req.realtime, req.reconnect, req.live)
+    decoder.on_reopen = lambda d: va.share(bridge, d)  # a reconnected source decodes on the run's device too
     try:
         va.share(bridge, decoder)
     except (BridgeUnavailable, LayoutError) as e:

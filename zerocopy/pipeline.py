@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from zerocopy.bridge.layout import LayoutError
 from zerocopy.budget import decode_threads as cpu_decode_threads
 from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.live import LivePolicy
 from zerocopy.decode.vaapi import VASession
 from zerocopy.detections import Detections
 from zerocopy.errors import InferenceError, InputError, ModelError, PathUnavailable, ZeroCopyError, openvino_reason
@@ -107,8 +108,11 @@ class Pipeline:
     def __init__(self, model: WrappedModel, front: Front, device: str, nireq: int | None, threshold: float,
                  sinks: Sequence[Sink] = (), keep_pictures: bool = False, va_device: str | None = None,
                  progress: Callable[[str, int | None], object] | None = None, config: dict | None = None,
-                 decode_threads: int | None = None):
+                 decode_threads: int | None = None, realtime: bool = False, reconnect: bool = False,
+                 live: LivePolicy | None = None):
         self.model, self.front, self.device, self.threshold = model, front, device, threshold
+        self.realtime, self.reconnect, self.live = realtime, reconnect, live
+        self._streams: set[FrameStream] = set()  # open now: stop() interrupts their reading
         self.requested_nireq = nireq
         self.sinks = list(sinks)  # for `run()`; `events()` leaves the output to its caller
         self.keep_pictures, self.va_device = keep_pictures, va_device
@@ -132,6 +136,10 @@ class Pipeline:
     def stop(self) -> None:
         """Stop reading; the frames in flight still come out. Safe from any thread or a signal handler."""
         self.stop_event.set()
+        for stream in list(self._streams):  # a live source waiting for data or for a reconnection
+            interrupt = getattr(stream, "interrupt", None)
+            if interrupt is not None:
+                interrupt()
 
     @property
     def planned_nireq(self) -> int:
@@ -152,8 +160,13 @@ class Pipeline:
         batch = self.model.batch
         req = OpenRequest(self.model.input_names, self.model.width, self.model.height, self.model.spec.resize,
                           self.keep_pictures, batch=batch,
-                          va=self.va, core=self.model.core, decode_threads=self.decode_threads)
-        return self.front.open(source, req)
+                          va=self.va, core=self.model.core, decode_threads=self.decode_threads,
+                          realtime=self.realtime, reconnect=self.reconnect, live=self.live)
+        stream = self.front.open(source, req)
+        self._streams.add(stream)
+        if self.stop_event.is_set():  # stopped while it was opening
+            self.stop()
+        return stream
 
     def _activate(self, stream: FrameStream) -> InferenceScheduler:
         """Compile (again, if the remote context changed) and make the scheduler (again, after a
@@ -281,7 +294,10 @@ class Pipeline:
                 if len(pending) == batch:
                     scheduler.submit(pending)
                     pending = []
-                for r in scheduler.results():
+                # A live input's next frame is not there yet: deliver what is in flight when it is done,
+                # not when that frame comes (a source's frame interval later).
+                idle = not pending and getattr(stream, "live", False) and not stream.frame_ready()
+                for r in scheduler.results(wait=idle):
                     yield self._done(source, r, outcome, index)
             if pending and not self.stop_event.is_set():
                 scheduler.submit(pending)
@@ -297,6 +313,7 @@ class Pipeline:
                     if scheduler.failed:
                         self.scheduler = None
                 stream.close()
+                self._streams.discard(stream)
                 outcome.damage = stream.damage_report()
 
     def _parallel_events(self, sources: list[str], max_frames: int | None) -> Iterator[Event]:
@@ -338,6 +355,7 @@ class Pipeline:
                 if not any(f.index == i for f in feeders):
                     st.close()  # never handed to a feeder (a refusal before commit)
                 outcomes[i].damage = st.damage_report()
+                self._streams.discard(st)
             if self.scheduler is not None:
                 self.scheduler.wait_all()
                 self.scheduler.discard()

@@ -35,6 +35,9 @@ class DetectOptions:
     progress: Callable | None = None
     ov_config: dict[str, str] = field(default_factory=dict)
     decode_threads: int | None = None
+    realtime: bool = False  # pace file inputs at their frame rate
+    reconnect: bool = False  # re-open a live source that drops
+    reconnect_timeout: float = 60.0  # give up after this long without a frame
 
 
 @dataclass
@@ -102,7 +105,8 @@ def make_detector(opts: DetectOptions, log: Callable[[str], None] | None = None)
     return Detector(opts.model, path=opts.path, device=opts.device, threshold=opts.threshold, nireq=opts.nireq,
                     batch=opts.batch, keep_images=False, labels=opts.labels, decoder=opts.decoder,
                     resize=opts.resize, va_device=opts.va_device, decode_threads=opts.decode_threads,
-                    ov_config=opts.ov_config, log=log)
+                    ov_config=opts.ov_config, log=log, realtime=opts.realtime, reconnect=opts.reconnect,
+                    reconnect_timeout=opts.reconnect_timeout)
 
 
 def run_detect(opts: DetectOptions, log: Callable[[str], None], detector=None) -> DetectRun:

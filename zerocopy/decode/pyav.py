@@ -203,7 +203,8 @@ class PyAVDecoder:
         # A camera or a live stream (no known length) delivers at its own pace, and its end is a drop.
         self.paces_itself = self.kind == "device" or (self.kind == "network" and self.container.duration is None)
         self.realtime = realtime and not self.paces_itself
-        self._decoded_any, self._failed_in_a_row, self._seen = False, 0, 0
+        self._decoded_any, self._failed_in_a_row, self._seen, self._keyframe_seen = False, 0, 0, False
+        self._before_key = 0  # packets read before the first keyframe
         self._last_frame_at: float | None = None  # perf_counter of the last frame delivered
         self._gap_from: float | None = None  # since when no frame has come (after a drop)
         self._last_pts: float | None = None
@@ -325,21 +326,27 @@ class PyAVDecoder:
                 if self._stopping.is_set():
                     return None
                 t0 = time.perf_counter()  # waiting for a live source's data is not decoding
-            self._seen += 1
+            # A stream that starts mid-GOP (a cut file, a camera joined late) fails on every packet
+            # until its first keyframe, on any decoder: those packets say nothing about the decoder.
+            self._before_key += not self._keyframe_seen
+            # (a demuxer that flags no keyframe at all: count anyway after ~10 × the limit)
+            self._keyframe_seen = (self._keyframe_seen or (packet is not None and packet.is_keyframe)
+                                   or (limit and self._before_key > 10 * limit))
+            self._seen += self._keyframe_seen
             try:
                 decoded = codec.decode(packet)
                 self._failed_in_a_row = 0
             except av.FFmpegError as e:
                 self.damage.packets_failed += 1
                 decoded = []
-                self._failed_in_a_row += 1
+                self._failed_in_a_row += self._keyframe_seen
                 if limit and not self._decoded_any and self._failed_in_a_row >= limit:
-                    raise NothingDecodes(f"{self._failed_in_a_row} packets in a row failed to decode and none "
-                                         f"gave a frame (last error: {describe_av_error(e)})") from None
+                    raise NothingDecodes(f"{self._failed_in_a_row} packets in a row from a keyframe on failed to "
+                                         f"decode and none gave a frame (last error: {describe_av_error(e)})") from None
             ms = (time.perf_counter() - t0) * 1e3
             self._decoded_any = self._decoded_any or bool(decoded)
             if limit and not self._decoded_any and self._seen >= 4 * limit:  # silent failure: no error, no frame
-                raise NothingDecodes(f"{self._seen} packets gave no frame")
+                raise NothingDecodes(f"{self._seen} packets from a keyframe on gave no frame")
             for frame in decoded:
                 if frame.is_corrupt:
                     self.damage.corrupt_frames += 1

@@ -18,6 +18,7 @@ from typing import Any
 import av
 
 from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.live import LivePolicy, is_live
 from zerocopy.decode.pyav import PyAVDecoder, captured_ffmpeg_log, describe_av_error, ffmpeg_log_line, open_input
 from zerocopy.errors import InputError, PathUnavailable
 
@@ -174,7 +175,8 @@ def codec_label(decoder: PyAVDecoder) -> str:
     return f"{cc.name}{f' ({profile})' if profile else ''}"
 
 
-def open_vaapi(path: str | Path, node: str, path_name: str) -> PyAVDecoder:
+def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = False, reconnect: bool = False,
+               policy: LivePolicy | None = None) -> PyAVDecoder:
     """A decoder whose frames stay on the GPU (no fallback to software decoding, no download).
 
     The device on `node` was checked already; a failure here is either the input's (it cannot be
@@ -182,12 +184,15 @@ def open_vaapi(path: str | Path, node: str, path_name: str) -> PyAVDecoder:
     """
     try:
         return PyAVDecoder(path, hwaccel=_hwaccel(node), extra_hw_frames=DECODER_EXTRA_HW_FRAMES,
-                           give_up_without_frame=MAX_FAILURES_WITHOUT_FRAME)
+                           give_up_without_frame=MAX_FAILURES_WITHOUT_FRAME, realtime=realtime,
+                           reconnect=reconnect, policy=policy)
     except InputError as e:
         va_error = str(e)
     except RuntimeError as e:  # PyAV: "Hardware accelerated decode requested but no stream is compatible"
         va_error = str(e)
-    plain = open_input(path)  # raises InputError when the input itself is the problem
+    policy = policy or LivePolicy()  # a live source is bounded in time here too
+    timeout = {"timeout": (policy.open_timeout, policy.read_timeout)} if is_live(path) else {}
+    plain = open_input(path, **timeout)  # raises InputError when the input itself is the problem
     try:
         codec = plain.streams.video[0].codec_context.name
     finally:
