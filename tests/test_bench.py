@@ -195,3 +195,30 @@ def test_bench_tables_survive_missing_ratios_and_limits():
     assert "CPU/frame × 0.50 (0.50–0.50)" in text and "decode only not measured (no frame measured)" in text
     assert "1 run per path, 8 frames measured after 2 warm-up (the input has 10; 300 asked)" in text
     assert "| software | 10.0 |" in report.markdown(result)
+
+
+def test_stream_density_finds_how_many_paced_streams_keep_up(tmp_path, face_model_path):
+    """`bench --streams auto`: doubling then halving the number of paced copies of a clip; figures from
+    the runs that kept up, in the table and the JSON (a tiny clip, so the cap is what binds)."""
+    import json
+    import subprocess
+    import sys
+
+    from zerocopy.samples import ClipSpec, write_clip
+
+    clip = tmp_path / "tiny.mp4"
+    write_clip(clip, ClipSpec(frames=15, width=320, height=180, fps=25))
+    out = tmp_path / "d.json"
+    proc = subprocess.run([sys.executable, "-m", "zerocopy", "bench", str(clip), "--streams", "auto", "--paths",
+                           "software,baseline", "--frames", "12", "--max-streams", "2", "--model", "face",
+                           "--json", str(out), "--plot", str(tmp_path / "d.png")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+    r = json.loads(out.read_text())
+    for path in ("software", "baseline"):
+        d = r["density"][path]
+        assert d["streams"] == 2 and d["capped"] and d["p95_latency_ms"] <= 1000 and d["fps_per_stream"] > 0
+        assert set(d["trials"]) == {"1", "2"}
+    assert "streams" in proc.stdout and "software keeps" in proc.stdout
+    assert (tmp_path / "d.png").stat().st_size > 1000

@@ -159,3 +159,45 @@ def plot(result: dict, target: str | Path) -> None:
     fig.tight_layout()
     fig.savefig(target, dpi=120)
     plt.close(fig)
+
+
+def density_table(result: dict) -> str:
+    """`bench --streams auto`: the streams each path keeps in real time."""
+    rows = [("path", "streams", "FPS per stream", "CPU %", "p95 latency ms")]
+    for name, d in result["density"].items():
+        streams = f"{d['streams']}{'+' if d.get('capped') else ''}"
+        rows.append((name, streams, str(d["fps_per_stream"]), str(d["cpu_percent"]), str(d["p95_latency_ms"])))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    s = result["settings"]
+    lines.append("")
+    lines.append(f"streams: copies of the input at once, each paced at its native rate ({s['frames_per_stream']} "
+                 "frames each),")
+    lines.append(f"kept in real time: every frame, p95 arrival-to-result latency ≤ {s['max_p95_latency_ms']:.0f} ms; "
+                 "'+': the --max-streams cap was reached")
+    if "software_vs_baseline_streams" in result:
+        capped = all(result["density"][p].get("capped") for p in ("software", "baseline"))
+        lines.append(f"software keeps {result['software_vs_baseline_streams']} × the baseline's streams"
+                     + (" (both reached the cap: raise --max-streams)" if capped else ""))
+    for name, why in result.get("unavailable", {}).items():
+        lines.append(f"{name}: unavailable: {why}")
+    return "\n".join(lines)
+
+
+def plot_density(result: dict, target: str | Path) -> None:
+    """A bar per path: the streams it keeps in real time."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(result["density"])
+    fig, ax = plt.subplots(figsize=(1.6 + 1.2 * len(names), 3.2))
+    ax.bar(names, [result["density"][n]["streams"] for n in names], color="#4a7ab8")
+    ax.set_ylabel("streams kept in real time")
+    ax.set_title(f"stream density ({result['input'].get('width')}x{result['input'].get('height')}, "
+                 f"p95 ≤ {result['settings']['max_p95_latency_ms']:.0f} ms)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(target, dpi=120)
+    plt.close(fig)

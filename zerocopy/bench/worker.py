@@ -169,7 +169,35 @@ def run_inference_only(args: dict) -> dict:
             "nireq": nireq}
 
 
-KINDS = {"path": run_path, "decode": run_decode_only, "inference": run_inference_only}
+def run_streams(args: dict) -> dict:
+    """`streams` copies of the input at once (`--parallel`), each paced at its native rate as a camera
+    would deliver it: did the machine keep up? Every frame must come out and the p95 latency from a
+    frame's arrival to its result stay within `max_latency_ms`."""
+    import numpy as np
+
+    from zerocopy.api import Detector
+    from zerocopy.errors import PathUnavailable
+
+    n, frames = args["streams"], args["frames"]
+    with Detector(args["model"], path=args["path"], device=args["device"], threshold=args["threshold"],
+                  nireq=args.get("nireq"), ov_config=args.get("ov_config"),
+                  decode_threads=args.get("decode_threads"), realtime=True) as det:
+        try:
+            done = sum(1 for _ in det.run([args["input"]] * n, parallel=True, max_frames=frames, on_error="skip"))
+        except PathUnavailable as e:
+            return {"unavailable": "; ".join(f"{'; '.join(r)}" for r in e.reasons.values())}
+        result = det.result()
+    latency = np.asarray(result.latency_ms or [0.0])
+    wall, cpu = result.clock.wall, result.clock.cpu
+    p95 = float(np.percentile(latency, 95))
+    complete = done == n * frames and not any(o.error for o in result.inputs)
+    return {"streams": n, "frames": done, "complete": complete, "ok": complete and p95 <= args["max_latency_ms"],
+            "fps_per_stream": round(done / n / wall, 2) if wall > 0 else 0.0,
+            "cpu_percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,
+            "p50_latency_ms": round(float(np.percentile(latency, 50)), 1), "p95_latency_ms": round(p95, 1)}
+
+
+KINDS = {"path": run_path, "decode": run_decode_only, "inference": run_inference_only, "streams": run_streams}
 
 
 def main() -> int:
