@@ -348,3 +348,42 @@ def test_a_parallel_run_reconnects_one_stream_while_the_other_goes_on(ts_clip):
     assert indices[steady.url] == list(range(2 * FPS)) and b["damage"]["live"]["reconnects"] == 0
     assert a["error"] is None and b["error"] is None
     assert 0 < report["latency"]["p50_ms"] <= report["latency"]["p95_ms"]  # arrival → result, live inputs
+
+
+def test_the_cli_runs_three_files_and_a_live_stream_at_once_through_a_server_restart(ts_clip, tmp_path,
+                                                                                     face_model_path):
+    """Issue 11's done-when: `--parallel` over three local files and one loopback live stream gives
+    complete, in-order per-input output, and the live input survives its server's restart."""
+    import json
+    import subprocess
+    import sys
+
+    from zerocopy.samples import write_clip
+
+    files = []
+    for i in range(3):
+        files.append(tmp_path / f"f{i}.mp4")
+        write_clip(files[-1], ClipSpec(frames=20 + 10 * i, width=320, height=180))
+    out, report = tmp_path / "d.jsonl", tmp_path / "r.json"
+    with LiveServer(ts_clip, "http", accept_limit=2) as live:
+        proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", *map(str, files), live.url, "--parallel",
+                                 "--reconnect", "--reconnect-timeout", "2.5", "--json", str(out), "--report",
+                                 str(report), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        seen = 0
+        while time.time() < deadline and seen < 20:
+            time.sleep(0.05)
+            if out.exists():
+                seen = sum(1 for line in out.read_text().splitlines() if json.loads(line)["input"] == 3)
+        live.kill()
+        threading.Timer(1.0, live.restart).start()
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    frames: dict[int, list[int]] = {}
+    for line in (json.loads(x) for x in out.read_text().splitlines()):
+        frames.setdefault(line["input"], []).append(line["frame"])
+    for i in range(3):
+        assert frames[i] == list(range(20 + 10 * i))
+    assert frames[3] == list(range(len(frames[3]))) and len(frames[3]) >= 20 + 2 * FPS  # before and after
+    r = json.loads(report.read_text())
+    assert r["inputs"][3]["damage"]["live"]["reconnects"] == 1 and r["latency"]["p95_ms"] > 0
