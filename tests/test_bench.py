@@ -207,10 +207,10 @@ def test_stream_density_finds_how_many_paced_streams_keep_up(tmp_path, face_mode
     from zerocopy.samples import ClipSpec, write_clip
 
     clip = tmp_path / "tiny.mp4"
-    write_clip(clip, ClipSpec(frames=15, width=320, height=180, fps=25))
+    write_clip(clip, ClipSpec(frames=30, width=320, height=180, fps=25))
     out = tmp_path / "d.json"
     proc = subprocess.run([sys.executable, "-m", "zerocopy", "bench", str(clip), "--streams", "auto", "--paths",
-                           "software,baseline", "--frames", "12", "--max-streams", "2", "--model", "face",
+                           "software,baseline", "--frames", "25", "--max-streams", "2", "--model", "face",
                            "--json", str(out), "--plot", str(tmp_path / "d.png")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
