@@ -85,24 +85,35 @@ def frame_pointer(frame, offset: int = FRAME_PTR_OFFSET,
     return ptr
 
 
+def _classed_pointer(obj, cls, offset: int, struct: str, av_class: str) -> tuple[int, str]:
+    """The pointer at `offset` of a PyAV object, to a struct whose first field is an AVClass pointer:
+    that class's name must be `av_class`. Returns (pointer, the class name read)."""
+    _check_platform()
+    if not isinstance(obj, cls):
+        raise LayoutError(f"expected an {cls.__module__}.{cls.__name__}, got {type(obj).__name__}")
+    ptr = read_pointer(id(obj) + offset)
+    if ptr == 0:
+        raise LayoutError(f"the {cls.__name__} holds no {struct}")
+    try:
+        klass = read_cstring(read_pointer(read_pointer(ptr)))
+    except LayoutError as e:
+        raise LayoutError(f"offset {offset} of {cls.__name__} does not hold an {struct} ({e})") from None
+    if klass != av_class:
+        raise LayoutError(f"offset {offset} of {cls.__name__} does not hold an {struct} (class {klass!r})")
+    return ptr, klass
+
+
 def filter_context_pointer(ctx, offset: int = FILTER_CTX_PTR_OFFSET) -> int:
     """The `AVFilterContext*` behind a PyAV `FilterContext`, validated by its class and name."""
     from av.filter.context import FilterContext
 
-    _check_platform()
-    if not isinstance(ctx, FilterContext):
-        raise LayoutError(f"expected an av.filter.context.FilterContext, got {type(ctx).__name__}")
-    ptr = read_pointer(id(ctx) + offset)
-    if ptr == 0:
-        raise LayoutError("the filter context holds no AVFilterContext")
+    ptr, _ = _classed_pointer(ctx, FilterContext, offset, "AVFilterContext", "AVFilter")
     try:
-        klass = read_cstring(read_pointer(read_pointer(ptr)))
         name = read_cstring(read_pointer(ptr + 16))
     except LayoutError as e:
         raise LayoutError(f"offset {offset} of FilterContext does not hold an AVFilterContext ({e})") from None
-    if klass != "AVFilter" or name != ctx.name:
-        raise LayoutError(f"offset {offset} of FilterContext does not hold an AVFilterContext "
-                          f"(class {klass!r}, name {name!r})")
+    if name != ctx.name:
+        raise LayoutError(f"offset {offset} of FilterContext does not hold an AVFilterContext (name {name!r})")
     return ptr
 
 
@@ -115,18 +126,7 @@ def codec_context_pointer(cc, offset: int = CODEC_CTX_PTR_OFFSET,
     """
     from av.codec.context import CodecContext
 
-    _check_platform()
-    if not isinstance(cc, CodecContext):
-        raise LayoutError(f"expected an av.codec.context.CodecContext, got {type(cc).__name__}")
-    ptr = read_pointer(id(cc) + offset)
-    if ptr == 0:
-        raise LayoutError("the codec context holds no AVCodecContext")
-    try:
-        klass = read_cstring(read_pointer(read_pointer(ptr)))
-    except LayoutError as e:
-        raise LayoutError(f"offset {offset} of CodecContext does not hold an AVCodecContext ({e})") from None
-    if klass != "AVCodecContext":
-        raise LayoutError(f"offset {offset} of CodecContext does not hold an AVCodecContext (class {klass!r})")
+    ptr, _ = _classed_pointer(cc, CodecContext, offset, "AVCodecContext", "AVCodecContext")
     if matches is not None:
         video = cc.type == "video"
         if not matches(ptr, cc.codec.id, cc.width if video else -1, cc.height if video else -1):
