@@ -97,6 +97,12 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+def _add_threshold(parser: argparse.ArgumentParser) -> None:
+    """The same option, and the same default, for detect and bench."""
+    parser.add_argument("--threshold", type=_threshold,
+                        help="minimum detection score (default: the model's, 0.5 for your own models)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zerocopy",
@@ -139,8 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "frames go on numbered in order, and the report counts each gap")
     d.add_argument("--reconnect-timeout", type=_positive(float), default=60.0, metavar="SECONDS",
                    help="with --reconnect: give up on a source after this long without a frame")
-    d.add_argument("--threshold", type=_threshold,
-                   help="minimum detection score (default: the model's, 0.5 for your own models)")
+    _add_threshold(d)
     d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
     d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU")
@@ -179,8 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "--frames is then the frames per stream")
     b.add_argument("--max-streams", type=_positive(int), default=16, metavar="N",
                    help="with --streams auto: try at most this many streams")
-    b.add_argument("--threshold", type=_threshold,
-                   help="minimum detection score (default: the model's, 0.5 for your own models)")
+    _add_threshold(b)
     b.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
     b.add_argument("--markdown", metavar="FILE", help="write a Markdown table")
     b.add_argument("--plot", metavar="FILE.png", help="write a PNG: preprocessing time, CPU per frame, FPS")
