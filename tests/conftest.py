@@ -53,6 +53,15 @@ def run_cli(*args: str) -> int:
     return main([str(a) for a in args])
 
 
+def wait_for_lines(path: Path, count: int, timeout: float = 60.0) -> None:
+    """Wait until a JSON Lines file being written by another process holds `count` lines (or time out)."""
+    import time
+
+    deadline = time.time() + timeout
+    while time.time() < deadline and (not path.exists() or len(path.read_text().splitlines()) < count):
+        time.sleep(0.02)
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 

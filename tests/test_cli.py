@@ -13,7 +13,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import read_jsonl, run_cli, wait_for_lines
 
 from zerocopy.samples import ClipSpec, write_clip
 
@@ -225,9 +225,7 @@ def test_ctrl_c_leaves_complete_outputs(tmp_path, face_model_path):
     proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(clip), "--json", str(out),
                              "--output", str(video), "--report", str(report), "--nireq", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    deadline = time.time() + 60
-    while time.time() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 20):
-        time.sleep(0.02)
+    wait_for_lines(out, 20)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
@@ -338,9 +336,7 @@ def test_two_quick_ctrl_c_end_without_noise(tmp_path, face_model_path):
         out.unlink(missing_ok=True)
         proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(clip), "--json", str(out)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.time() + 60
-        while time.time() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 10):
-            time.sleep(0.01)
+        wait_for_lines(out, 10)
         proc.send_signal(signal.SIGINT)
         time.sleep(pause)
         proc.send_signal(signal.SIGINT)

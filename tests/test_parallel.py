@@ -13,7 +13,7 @@ from collections import defaultdict
 
 import av
 import pytest
-from conftest import read_jsonl, run_cli
+from conftest import read_jsonl, run_cli, wait_for_lines
 from faults import write_poison_model, write_undecodable, write_white_clip
 
 import zerocopy
@@ -102,9 +102,7 @@ def test_ctrl_c_stops_every_input_with_valid_outputs(tmp_path, face_model_path):
     proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", *map(str, clips), "--parallel", "--json",
                              str(out), "--output", str(video)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    deadline = time.time() + 60
-    while time.time() < deadline and (not out.exists() or len(out.read_text().splitlines()) < 30):
-        time.sleep(0.02)
+    wait_for_lines(out, 30)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from zerocopy.catalog import DEFAULT_MODEL
+from zerocopy.catalog import DEFAULT_MODEL, threshold_for
 from zerocopy.decode.live import LivePolicy
 from zerocopy.detections import Detections
 from zerocopy.errors import ModelError, PathUnavailable
@@ -98,8 +98,7 @@ class Detector:
         self.live = LivePolicy(give_up_after=float(reconnect_timeout))
         self._core = make_core(cache_dir() / "ov-cache")
         self.spec = resolve_spec(model, labels, decoder, resize, core=self._core, log=log)
-        default = getattr(self.spec.entry, "threshold", None) if self.spec.entry is not None else None
-        self.threshold = threshold if threshold is not None else (default or 0.5)
+        self.threshold = threshold_for(model, threshold)
         self.path: str | None = None
         self.refused: dict[str, str] = {}
         self.choice: PathChoice | None = None

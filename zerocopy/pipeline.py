@@ -362,6 +362,7 @@ class Pipeline:
 
     def _merge(self, sources, outcomes, feeders: list[_Feeder], merged: queue.Queue) -> Iterator[Event]:
         """Frames from every feeder into the one scheduler as they come; results back out in order."""
+        by_input = {f.index: f for f in feeders}
         owner: dict[int, int] = {}  # id(frame) → input, while its request is in flight
         outstanding = dict.fromkeys((f.index for f in feeders), 0)
         live, finished, reported = {f.index for f in feeders}, set(), set()
@@ -378,7 +379,7 @@ class Pipeline:
             for i in sorted(finished - reported):
                 if outstanding[i] == 0:
                     reported.add(i)
-                    outcomes[i].damage = next(f.stream for f in feeders if f.index == i).damage_report()
+                    outcomes[i].damage = by_input[i].stream.damage_report()
                     if not outcomes[i].frames and not outcomes[i].error and not self.stop_event.is_set():
                         outcomes[i].error = f"{sources[i]}: no frame could be decoded"
                     yield InputEnd(sources[i], outcomes[i], True, i)
@@ -421,9 +422,8 @@ class Pipeline:
                     yield from recover()
                 yield from ends()
                 continue
-            feeder = next(f for f in feeders if f.index == i)
             if kind == _FRAME:
-                feeder.taken_one()
+                by_input[i].taken_one()
                 owner[id(value)] = i
                 outstanding[i] += 1
                 pending.append(value)

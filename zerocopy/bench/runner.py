@@ -15,7 +15,7 @@ from pathlib import Path
 
 from zerocopy.agreement import compare_runs
 from zerocopy.budget import decode_threads
-from zerocopy.catalog import CATALOG, DEFAULT_MODEL
+from zerocopy.catalog import DEFAULT_MODEL, threshold_for
 from zerocopy.errors import InputError, PathUnavailable, ZeroCopyError
 from zerocopy.paths import AUTO_ORDER
 
@@ -23,13 +23,6 @@ BENCH_PATHS = (*AUTO_ORDER, "baseline")
 # containers and codecs FFmpeg opens a picture with (as a one-frame video)
 _IMAGE_FORMATS = ("image2", "gif", "webp", "apng")
 _IMAGE_CODECS = ("mjpeg", "png", "bmp", "tiff", "webp", "gif", "jpeg2000", "jpegls", "qoi", "ppm", "pgm", "apng")
-
-
-def model_threshold(model: str, threshold: float | None) -> float:
-    """The score threshold `detect` would use: the one given, else the model's own."""
-    if threshold is not None:
-        return threshold
-    return CATALOG[model].threshold if model in CATALOG else 0.5
 
 
 @dataclass
@@ -209,7 +202,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     threads = decode_threads(opts.decode_threads, pick_device(core, opts.device))
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
               "frames": frames, "warmup": opts.warmup, "ov_config": opts.ov_config,
-              "threshold": model_threshold(opts.model, opts.threshold),
+              "threshold": threshold_for(opts.model, opts.threshold),
               "decode_threads": threads, "batch": opts.batch}
     runs: dict[str, list[dict]] = {p: [] for p in paths}
     # "decode": as the software path decodes; "decode-all-cores": FFmpeg's own threading, for contrast
@@ -317,7 +310,7 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
     info = describe_input(opts.input, opts.frames)
     frames = min(opts.frames, info["frames"] or opts.frames)
     common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
-              "frames": frames, "ov_config": opts.ov_config, "threshold": model_threshold(opts.model, opts.threshold),
+              "frames": frames, "ov_config": opts.ov_config, "threshold": threshold_for(opts.model, opts.threshold),
               "decode_threads": opts.decode_threads, "kind": "streams", "max_latency_ms": MAX_LATENCY_MS,
               "rate": info.get("rate") or 25.0}
     density: dict[str, dict] = {}

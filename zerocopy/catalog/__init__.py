@@ -142,3 +142,10 @@ CATALOG: dict[str, CatalogEntry] = {
 }
 
 DEFAULT_MODEL = "face-wide"
+
+
+def threshold_for(model: str, given: float | None) -> float:
+    """The score threshold a run uses: the one given, else the catalogue model's own, else 0.5."""
+    if given is not None:
+        return given
+    return CATALOG[model].threshold if model in CATALOG else 0.5
