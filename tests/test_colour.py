@@ -104,3 +104,20 @@ def test_letterbox_bars_are_black(identity):
     assert g.y0 > 0
     assert rgb[: g.y0 - 1].max() <= 2.0 and rgb[g.y0 + g.content_h + 1 :].max() <= 2.0
     assert rgb[g.y0 + 2 : g.y0 + g.content_h - 2].min() >= 250.0
+
+
+def test_pillarbox_keeps_colours_in_place(identity):
+    """A portrait frame sits between bars at the sides: each half keeps its own colour (the chroma
+    plane lands at the same offset as the luma), and the bars stay black."""
+    wrapped, request = identity
+    img = np.zeros((640, 360, 3), np.uint8)
+    img[:, :180] = (255, 0, 0)
+    img[:, 180:] = (0, 0, 255)
+    y, uv, g = PlaneResizer(MW, MH, "letterbox", ring=2)(rgb_to_frame(img, "yuv420p", "bt709", False))
+    request.infer(dict(zip(wrapped.input_names, (y, uv), strict=True)))
+    rgb = request.get_output_tensor(0).data[0]
+    assert g.x0 > 0 and g.y0 == 0
+    mid, q = MH // 2, g.content_w // 4
+    assert np.abs(rgb[mid, g.x0 + q] - (255, 0, 0)).max() <= 6.0
+    assert np.abs(rgb[mid, g.x0 + g.content_w - q] - (0, 0, 255)).max() <= 6.0
+    assert rgb[:, : g.x0 - 1].max() <= 2.0 and rgb[:, g.x0 + g.content_w + 1 :].max() <= 2.0

@@ -71,6 +71,32 @@ def test_thread_budget_splits_the_cores():
         decode_threads(-1)
 
 
+def test_thread_budget_for_parallel_inputs():
+    """Several inputs at once: inference may use every core, the decoders share what one input's
+    decoder would have had (at least a thread each); an explicit count stays as given."""
+    cores = usable_cores()
+    assert inference_threads(3) == cores and inference_threads(1) == inference_threads()
+    assert decode_threads(inputs=64) == 1
+    assert decode_threads(inputs=2) == max(1, decode_threads() // 2)
+    assert decode_threads(device="GPU", inputs=2) == max(1, cores // 2)
+    assert decode_threads(3, inputs=8) == 3
+
+
+def test_parallel_pipeline_budgets_by_its_inputs(tmp_path):
+    """The pipeline compiles for the inputs it runs at once, and reports what it used."""
+    from zerocopy.api import Detector
+    from zerocopy.samples import ClipSpec, write_clip
+
+    clip = str(tmp_path / "a.mp4")
+    write_clip(clip, ClipSpec(width=320, height=240, frames=4))
+    with Detector("face", path="software", device="CPU") as det:
+        assert sum(1 for _ in det.run([clip, clip], parallel=True)) == 8
+        p = det._pipeline
+        assert p.inputs == 2 and p.decode_threads == decode_threads(inputs=2)
+        assert int(p.model.config["INFERENCE_NUM_THREADS"]) == inference_threads(2)
+        assert det.report()["decode_threads"] == p.decode_threads
+
+
 def _checksums(decoder: PyAVDecoder) -> list[int]:
     out = []
     for frame, _ms, _pts in decoder.frames():

@@ -74,6 +74,31 @@ def test_a_failure_before_the_first_result_falls_back_with_its_reason(stage, sta
         assert sum(1 for _ in c.decode(video=0)) == len(truth)
 
 
+def _frameless_clip(path) -> str:
+    """An MP4 cut 50 bytes into its media data: it opens (the index comes first), then gives no frame."""
+    from zerocopy.samples import write_clip
+
+    write_clip(path, ClipSpec(width=320, height=240, frames=10), container_options={"movflags": "faststart"})
+    data = path.read_bytes()
+    path.write_bytes(data[: data.index(b"mdat") + 54])
+    return str(path)
+
+
+def test_parallel_inputs_try_the_path_on_the_first_input_that_gives_a_frame(stand_in, clips, tmp_path,
+                                                                             poison_model):
+    """`--parallel` with a first input that gives no frame: the trial runs on the next input, so the
+    failing path is still refused before anything is delivered and `auto` ends on software."""
+    stand_in("inference")
+    clip, truth = clips("fallback.mp4", ClipSpec(frames=12))
+    jsonl = tmp_path / "d.jsonl"
+    opts = DetectOptions([_frameless_clip(tmp_path / "cut.mp4"), str(clip)], model=str(poison_model),
+                         json=str(jsonl), quiet=True, parallel=True)
+    run = run_detect(opts, lambda _m: None)
+    assert run.choice.name == "software", run.choice
+    assert STAGE_REASONS["inference"] in run.choice.refused["copy"]
+    assert [line["frame"] for line in read_jsonl(jsonl) if line["input"] == 1] == list(range(len(truth)))
+
+
 @pytest.mark.parametrize("stage", ["compile", "inference"])
 def test_an_explicit_gpu_path_that_fails_at_first_contact_exits_1_naming_the_stage(stage, stand_in, clips,
                                                                                    poison_model, tmp_path, capsys):

@@ -86,15 +86,16 @@ def _frame(gray: np.ndarray):
 
 
 def test_fine_detail_shrinks_to_its_mean_instead_of_aliasing():
-    """1-pixel stripes shrunk 4.3 times: area averaging gives their mean grey everywhere; bilinear
-    sampling gives a false pattern (what made small faces hinge on where the taps fell)."""
+    """1-pixel stripes shrunk 4.3 times: area averaging gives their mean grey, give or take the
+    stripe a box's fractional edge cuts (±5 codes, as `cv2.INTER_AREA` gives); bilinear sampling
+    gives a false pattern (what made small faces hinge on where the taps fell)."""
     from zerocopy.resize.planes import PlaneResizer
 
     stripes = np.tile(np.array([40, 200], np.uint8), (1080, 960))
     f = _frame(stripes)
     y, _, g = PlaneResizer(448, 256, "letterbox")(f)
     area = y[0, g.y0 : g.y0 + g.content_h, :, 0].astype(float)
-    assert abs(area.mean() - 120) < 2 and area.std() < 3
+    assert abs(area.mean() - 120) < 2 and area.std() < 5
     y, _, _ = PlaneResizer(448, 256, "letterbox", antialias=False)(f)
     aliased = y[0, g.y0 : g.y0 + g.content_h, :, 0].astype(float)
     assert aliased.std() > 20

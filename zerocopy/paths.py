@@ -145,7 +145,7 @@ class _HostFront:
 
 
 class SoftwareFront(_HostFront):
-    """FFmpeg decode on the CPU (on its own thread) → bilinear resize of the planes → host NV12."""
+    """FFmpeg decode on the CPU (on its own thread) → swscale from the planes → host NV12."""
 
     name = "software"
     input_kind = "nv12"

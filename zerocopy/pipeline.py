@@ -116,7 +116,8 @@ class Pipeline:
         self.requested_nireq = nireq
         self.sinks = list(sinks)  # for `run()`; `events()` leaves the output to its caller
         self.keep_pictures, self.va_device = keep_pictures, va_device
-        self.decode_threads = cpu_decode_threads(decode_threads, device)  # FFmpeg's threads, if it decodes
+        self.requested_decode_threads = decode_threads
+        self.inputs = 1  # inputs decoded at once: they share the cores
         self.progress = progress
         self.config = config  # OpenVINO properties over the defaults
         self.stages = StageTimes()
@@ -140,6 +141,11 @@ class Pipeline:
             interrupt = getattr(stream, "interrupt", None)
             if interrupt is not None:
                 interrupt()
+
+    @property
+    def decode_threads(self) -> int:
+        """FFmpeg's threads for each input, if the path decodes on the CPU."""
+        return cpu_decode_threads(self.requested_decode_threads, self.device, self.inputs)
 
     @property
     def planned_nireq(self) -> int:
@@ -174,7 +180,7 @@ class Pipeline:
         context = getattr(stream, "context", None)
         if self.model.compiled is None or context is not self._context:
             try:
-                self.model.compile(self.device, context, self.config)
+                self.model.compile(self.device, context, self.config, self.inputs)
             except ModelError as e:
                 if not self.committed and self._refusable:
                     raise self._refuse("", e) from None
@@ -230,6 +236,7 @@ class Pipeline:
         """
         self.clock = RunClock()
         self.outcomes = []
+        self.inputs = len(sources) if parallel else 1
         if parallel and len(sources) > 1:
             try:
                 yield from self._parallel_events([str(s) for s in sources], max_frames)
@@ -334,9 +341,16 @@ class Pipeline:
             lead = min(streams)
             scheduler = self._activate(streams[lead])
             frames = {i: iter(st) for i, st in streams.items()}
-            first = next(frames[lead], None)
+            # The trial runs on the first input that gives a frame: one that gives none must not let
+            # the path commit untried (the inputs before it are then over; their feeders end at once).
+            first = None
+            for i in sorted(streams):
+                first = next(frames[i], None)
+                if first is not None:
+                    lead = i
+                    break
             ready = self._trial(scheduler, first) if first is not None else []
-            self.committed = True
+            self.committed = self.committed or first is not None
             for i, st in streams.items():
                 outcomes[i].started = outcomes[i].started or time.perf_counter()
                 yield InputBegin(sources[i], st.rate, st.expected_frames, i)

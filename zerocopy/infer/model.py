@@ -193,20 +193,23 @@ class WrappedModel:
         self.output_names = list(shapes)
         self.compiled: ov.CompiledModel | None = None
         self.device = ""
+        self.config: dict[str, Any] = {}  # the OpenVINO properties it was last compiled with
 
-    def compile(self, device: str, context: Any = None, config: dict[str, Any] | None = None) -> WrappedModel:
-        """Compile for `device`, or for a remote `context` (the device it belongs to is `device`).
+    def compile(self, device: str, context: Any = None, config: dict[str, Any] | None = None,
+                inputs: int = 1) -> WrappedModel:
+        """Compile for `device`, or for a remote `context` (the device it belongs to is `device`),
+        to serve `inputs` streams at once.
 
-        `config` (OpenVINO properties) overrides `default_config(device)`.
+        `config` (OpenVINO properties) overrides `default_config(device, inputs)`.
         """
-        cfg = {**default_config(device), **(config or {})}
+        cfg = {**default_config(device, inputs), **(config or {})}
         if self.memory_type:  # the BATCH wrapper copies inputs with data(), which remote tensors lack
             cfg["ALLOW_AUTO_BATCHING"] = "NO"
         try:
             self.compiled = self.core.compile_model(self.model, context if context is not None else device, cfg)
         except (RuntimeError, TypeError) as e:
             raise ModelError(f"cannot compile {self.spec.name} for {device}: {openvino_reason(e)}") from None
-        self.device = device
+        self.device, self.config = device, cfg
         self._out_ports = {name: self.compiled.outputs[i] for i, name in enumerate(self.output_names)}
         return self
 
@@ -230,9 +233,9 @@ class WrappedModel:
         return {name: request.get_tensor(port).data.copy() for name, port in self._out_ports.items()}
 
 
-def default_config(device: str) -> dict[str, Any]:
-    """THROUGHPUT everywhere, without OpenVINO's automatic batching; on the CPU, inference gets at
-    most half the cores.
+def default_config(device: str, inputs: int = 1) -> dict[str, Any]:
+    """THROUGHPUT everywhere, without OpenVINO's automatic batching; on the CPU, inference gets
+    `budget.inference_threads(inputs)`: half the cores for one input, every core for several.
 
     zerocopy batches itself (`--batch`). On a GPU, THROUGHPUT would otherwise let OpenVINO wrap the
     model in its BATCH device: DetectionOutput models then go to HETERO:BATCH,GPU, which cannot
@@ -247,7 +250,7 @@ def default_config(device: str) -> dict[str, Any]:
     """
     cfg: dict[str, Any] = {"PERFORMANCE_HINT": "THROUGHPUT", "ALLOW_AUTO_BATCHING": "NO"}
     if device.split(".")[0] == "CPU":
-        cfg["INFERENCE_NUM_THREADS"] = str(inference_threads())
+        cfg["INFERENCE_NUM_THREADS"] = str(inference_threads(inputs))
     return cfg
 
 
