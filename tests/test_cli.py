@@ -433,3 +433,21 @@ def test_an_output_that_names_an_input_is_refused_before_it_is_destroyed(clips, 
         proc = zerocopy_cli("detect", mine, option, mine)
         assert proc.returncode == 1 and "it is an input of this run" in proc.stderr, proc.stderr
         assert mine.read_bytes() == before
+
+
+@pytest.mark.parametrize("consent,sends", [(None, False), ("0", False), ("1", True)])
+def test_the_cli_sends_openvino_telemetry_only_to_a_user_who_opted_in(tmp_path, consent, sends):
+    """`import openvino` sends a usage event unless opted out; zerocopy's CLI keeps it quiet unless
+    the consent file (OpenVINO's `opt_in_out`) says yes. Where it is kept quiet, OpenVINO still
+    imports (on its own no-op stand-in); where the user opted in, nothing is imported here (that
+    would send the event from this test)."""
+    if consent is not None:
+        (tmp_path / "intel").mkdir()
+        (tmp_path / "intel" / "openvino_telemetry").write_text(consent)
+    code = ("import sys; from zerocopy.infer.telemetry import keep_openvino_quiet; keep_openvino_quiet(); "
+            "quiet = 'openvino_telemetry' in sys.modules and sys.modules['openvino_telemetry'] is None\n"
+            "if quiet:\n    import openvino; assert openvino.convert_model\n"
+            "print(not quiet)")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == str(sends), out.stderr

@@ -433,6 +433,9 @@ def entry() -> None:
     """
     import signal
 
+    from zerocopy.infer.telemetry import keep_openvino_quiet
+
+    keep_openvino_quiet()
     done = False
 
     def on_sigint(signum, frame):

@@ -205,6 +205,9 @@ KINDS = {"path": run_path, "decode": run_decode_only, "inference": run_inference
 
 def main() -> int:
     from zerocopy.errors import ZeroCopyError
+    from zerocopy.infer.telemetry import keep_openvino_quiet
+
+    keep_openvino_quiet()  # no usage event (and no child process of OpenVINO's) inside a measured run
 
     args = json.loads(sys.argv[1])
     try:
