@@ -112,3 +112,33 @@ def test_ctrl_c_stops_every_input_with_valid_outputs(tmp_path, face_model_path):
         assert got == list(range(len(got))) and len(got) < 600
         with av.open(str(tmp_path / f"o-{i + 1}.mp4")) as c:
             assert sum(1 for _ in c.decode(video=0)) == len(got)
+
+
+class _Bar:
+    def __init__(self, source, total, position):
+        self.source, self.total, self.position, self.n, self.closed = source, total, position, 0, False
+
+    def update(self, k):
+        assert not self.closed
+        self.n += k
+
+    def close(self):
+        self.closed = True
+
+
+def test_each_parallel_input_gets_a_progress_bar_of_its_own(three, tmp_path, face_model_path):
+    from zerocopy.run import DetectOptions, run_detect
+
+    bars: list[_Bar] = []
+
+    def progress(source, total, position):
+        bars.append(_Bar(source, total, position))
+        return bars[-1]
+
+    opts = DetectOptions([str(p) for p, _ in three], model=str(face_model_path), parallel=True, quiet=True,
+                         progress=progress)
+    run_detect(opts, lambda _m: None)
+    assert sorted(b.position for b in bars) == [0, 1, 2]
+    # (Matroska does not store its frame count: that bar counts without a total)
+    assert {b.source: (b.n, b.closed) for b in bars} == {str(p): (n, True) for p, n in three}
+    assert all(b.total in (None, n) for b, (_, n) in zip(sorted(bars, key=lambda b: b.source), three, strict=True))

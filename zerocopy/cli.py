@@ -286,9 +286,9 @@ def _progress_factory(quiet: bool):
         return None
     from tqdm import tqdm
 
-    def make(source: str, total: int | None):
+    def make(source: str, total: int | None, position: int = 0):
         return tqdm(total=total, desc=os.path.basename(source)[:30], unit="frame", leave=False,
-                    file=sys.stderr, dynamic_ncols=True)
+                    file=sys.stderr, dynamic_ncols=True, position=position)
     return make
 
 

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from zerocopy.bridge.layout import LayoutError
 from zerocopy.budget import decode_threads as cpu_decode_threads
@@ -107,7 +108,7 @@ class Pipeline:
 
     def __init__(self, model: WrappedModel, front: Front, device: str, nireq: int | None, threshold: float,
                  sinks: Sequence[Sink] = (), keep_pictures: bool = False, va_device: str | None = None,
-                 progress: Callable[[str, int | None], object] | None = None, config: dict | None = None,
+                 progress: Callable[[str, int | None, int], object] | None = None, config: dict | None = None,
                  decode_threads: int | None = None, realtime: bool = False, reconnect: bool = False,
                  live: LivePolicy | None = None):
         self.model, self.front, self.device, self.threshold = model, front, device, threshold
@@ -480,30 +481,33 @@ class Pipeline:
 
 
 def feed(events: Iterator[Event], sinks: Sequence[Sink], progress=None) -> float:
-    """Write events into sinks (and a progress bar per input); returns the seconds the sinks took."""
+    """Write events into sinks, with a progress bar per input while it runs (`progress(source,
+    expected_frames, position)` makes one; inputs run at once get one each); returns the seconds
+    the sinks took."""
     spent = 0.0
-    bar = None
+    bars: dict[int, Any] = {}
     try:
         for event in events:
             t0 = time.perf_counter()
             if isinstance(event, FrameDone):
                 for sink in sinks:
                     sink.write(event.frame, event.detections, input=event.input)
-                if bar is not None:
-                    bar.update(1)
+                if event.input in bars:
+                    bars[event.input].update(1)
             elif isinstance(event, InputBegin):
-                bar = (progress(event.source, event.expected_frames) if progress else None) if bar is None else bar
+                if progress is not None and event.input not in bars:
+                    bars[event.input] = progress(event.source, event.expected_frames, len(bars))
                 for sink in sinks:
                     sink.begin(event.source, event.rate, input=event.input)
             elif event.began:
                 for sink in sinks:
                     sink.end(input=event.input)
+                bar = bars.pop(event.input, None)
                 if bar is not None:
                     bar.close()
-                    bar = None
             spent += time.perf_counter() - t0
     finally:
-        if bar is not None:
+        for bar in bars.values():
             bar.close()
         close = getattr(events, "close", None)
         if close is not None:

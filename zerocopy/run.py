@@ -126,7 +126,7 @@ def run_detect(opts: DetectOptions, log: Callable[[str], None], detector=None) -
     sinks = _sinks(opts, det.spec.labels)
     try:  # the time spent writing the outputs is the detector's "consumer" time: the report's `sinks`
         feed(det.events(opts.inputs, max_frames=opts.max_frames, keep_pictures=bool(opts.output),
-                        parallel=opts.parallel), sinks, None if opts.parallel else opts.progress)
+                        parallel=opts.parallel), sinks, opts.progress)
     finally:
         for sink in sinks:
             sink.close()
