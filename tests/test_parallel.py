@@ -142,3 +142,20 @@ def test_each_parallel_input_gets_a_progress_bar_of_its_own(three, tmp_path, fac
     # (Matroska does not store its frame count: that bar counts without a total)
     assert {b.source: (b.n, b.closed) for b in bars} == {str(p): (n, True) for p, n in three}
     assert all(b.total in (None, n) for b, (_, n) in zip(sorted(bars, key=lambda b: b.source), three, strict=True))
+
+
+def test_decoder_messages_land_in_the_report_of_the_input_that_logged_them(three, tmp_path, face_model_path):
+    """FFmpeg's log is process-wide; inputs decoded at once must not take each other's messages."""
+    clean, frames = three[0]
+    data = bytearray(clean.read_bytes())
+    rng = __import__("numpy").random.default_rng(7)
+    for i in rng.integers(len(data) // 10, len(data) * 6 // 10, 40):  # the frames, not the index at the end
+        data[i] ^= 0x5A
+    flipped = tmp_path / "flipped.mp4"
+    flipped.write_bytes(bytes(data))
+    report = tmp_path / "r.json"
+    inputs = [flipped, three[1][0], three[2][0]]
+    assert run_cli("detect", *inputs, "--parallel", "--report", report, "--quiet") == 0
+    damage = [entry["damage"] for entry in json.loads(report.read_text())["inputs"]]
+    assert damage[0]["decoder_errors"] > 0, damage[0]
+    assert [d["damaged"] for d in damage[1:]] == [False, False], damage[1:]

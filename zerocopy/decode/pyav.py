@@ -52,8 +52,62 @@ def describe_av_error(e: BaseException) -> str:
     return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
+class _SharedLog:
+    """What every capture of the process shares: FFmpeg's log level (raised to ERROR while anyone
+    listens, restored after the last) and one PyAV capture of the messages logged on threads that
+    have no capture of their own (FFmpeg's frame-threading workers, openers).
+
+    PyAV keeps one stack of "global" captures and sends each message to the newest; leaving one pops
+    the newest, whoever's it is. Decoders that start and stop in any order (`--parallel`, a live
+    input reconnecting while others decode) must not each push one: a message then went to the
+    wrong input, or to nobody once the level of whichever stopped first was restored.
+    """
+
+    lock = threading.Lock()
+    listeners = 0
+    level_before: int | None = None
+    capture: av.logging.Capture | None = None
+    logs: list = []  # the shared capture's messages, from index `base` on
+    base = 0
+    windows: dict[int, int] = {}  # id(user) → index of the first message it may take
+
+    @classmethod
+    def listen(cls, user: object, shared: bool) -> None:
+        with cls.lock:
+            if cls.listeners == 0:
+                cls.level_before = av.logging.get_level()
+                av.logging.set_level(av.logging.ERROR)
+                cls.capture = av.logging.Capture(local=False)
+                cls.logs, cls.base = cls.capture.__enter__(), 0
+            cls.listeners += 1
+            if shared:
+                cls.windows[id(user)] = cls.base + len(cls.logs)
+
+    @classmethod
+    def leave(cls, user: object) -> list:
+        """The shared messages logged since `user` listened (none if it did not listen to them)."""
+        with cls.lock:
+            first = cls.windows.pop(id(user), None)
+            taken = [] if first is None else list(cls.logs[first - cls.base :])
+            oldest = min(cls.windows.values(), default=cls.base + len(cls.logs))
+            del cls.logs[: oldest - cls.base]  # what no listener can take any more
+            cls.base = oldest
+            cls.listeners -= 1
+            if cls.listeners == 0:
+                av.logging.set_level(cls.level_before)  # None: PyAV's no-op C callback, safe with any thread
+                cls.capture.__exit__(None, None, None)
+                cls.capture, cls.logs, cls.base = None, [], 0
+            return taken
+
+
 class FFmpegLogCapture:
-    """Routes FFmpeg's error messages (from every decoder thread) into a `DamageReport`.
+    """Routes FFmpeg's error messages into a `DamageReport`.
+
+    `start(local=True)` on the thread that demuxes and decodes: what that thread logs is this
+    input's alone (PyAV's per-thread capture), whatever other inputs decode meanwhile. A decoder
+    with frame threads logs from FFmpeg's own threads too: `start(local=False)` takes every message
+    logged on threads without a capture of their own while it listens, so with several such inputs
+    at once (`--parallel --decode-threads N`) their messages can land in each other's report.
 
     While it runs, PyAV's Python log callback is installed; a frame-threaded decoder thread that
     logs then needs the GIL. Freeing that decoder (which waits for its threads while the GIL is
@@ -64,27 +118,31 @@ class FFmpegLogCapture:
 
     def __init__(self, damage: DamageReport):
         self.damage = damage
-        self._capture = None
-        self._previous = None
+        self._own: av.logging.Capture | None = None
+        self._on = False
 
-    def start(self) -> None:
-        if self._capture is None:
-            self._previous = av.logging.get_level()
-            av.logging.set_level(av.logging.ERROR)
-            self._capture = av.logging.Capture(local=False)
-            self._capture.__enter__()
+    def start(self, local: bool = False) -> None:
+        if self._on:
+            return
+        _SharedLog.listen(self, shared=not local)
+        if local:
+            self._own = av.logging.Capture(local=True)
+            self._own.__enter__()
+        self._on = True
 
     @property
     def active(self) -> bool:
-        return self._capture is not None
+        return self._on
 
     def stop(self) -> None:
-        capture, self._capture = self._capture, None
-        if capture is None:
+        if not self._on:
             return
-        av.logging.set_level(self._previous)  # None: PyAV's no-op C callback, safe with any thread
-        capture.__exit__(None, None, None)
-        for level, name, message in capture.logs:
+        self._on = False
+        own, self._own = self._own, None
+        if own is not None:
+            own.__exit__(None, None, None)  # pops the starting thread's one capture, from any thread
+        logs = (own.logs if own is not None else []) + _SharedLog.leave(self)
+        for level, name, message in logs:
             if level <= av.logging.ERROR:
                 self.damage.add_log(name or "ffmpeg", message)
 
@@ -228,6 +286,12 @@ class PyAVDecoder:
         # on a thread of its own: close() or Ctrl-C need not wait for FFmpeg's timeouts
         return open_abandonable(lambda: open_input(self.path, **kwargs), self._stopping)
 
+    @property
+    def _single_threaded(self) -> bool:
+        """Whether every message of this input is logged on the thread that drives it (no frame
+        threads: one decoding thread, or VA-API's hardware decoding)."""
+        return self._hwaccel is not None or self._threads == 1
+
     def _setup(self, container: av.container.InputContainer):
         stream = container.streams.video[0]
         if self._hwaccel is None:
@@ -254,7 +318,6 @@ class PyAVDecoder:
 
     def frames(self) -> Iterator[Decoded]:
         """`(frame, decode_ms, pts_seconds)` in decode order (each a `Decoded`, with `.arrived`)."""
-        self._log.start()
         drained = False
         try:
             if self.read_ahead:
@@ -279,6 +342,8 @@ class PyAVDecoder:
         return not self._left_behind
 
     def _frames(self) -> Iterator[Decoded]:
+        """Runs on the thread that decodes (the read-ahead thread, or the consumer's)."""
+        self._log.start(local=self._single_threaded)
         try:
             pace = Pacer(self.rate, self._stopping.wait) if self.realtime else None
             while True:
@@ -416,7 +481,7 @@ class PyAVDecoder:
             live.reconnecting = None
             if self.on_reopen is not None:
                 self.on_reopen(self)
-            self._log.start()
+            self._log.start(local=self._single_threaded)
             return True
         live.reconnecting = None
         waited = time.perf_counter() - self._gap_from
