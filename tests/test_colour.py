@@ -121,3 +121,12 @@ def test_pillarbox_keeps_colours_in_place(identity):
     assert np.abs(rgb[mid, g.x0 + q] - (255, 0, 0)).max() <= 6.0
     assert np.abs(rgb[mid, g.x0 + g.content_w - q] - (0, 0, 255)).max() <= 6.0
     assert rgb[:, : g.x0 - 1].max() <= 2.0 and rgb[:, g.x0 + g.content_w + 1 :].max() <= 2.0
+
+
+def test_gray_is_read_full_range_as_the_baseline_reads_it():
+    """A gray picture's black and white stay black and white (swscale reads gray as full range,
+    as OpenCV does), so both paths feed the model the same levels."""
+    for value, code in ((0, 16), (255, 235)):
+        frame = av.VideoFrame.from_ndarray(np.full((360, 640), value, np.uint8), "gray")
+        y, uv, _ = PlaneResizer(MW, MH, "stretch")(frame)
+        assert (y == code).all() and (uv == 128).all()

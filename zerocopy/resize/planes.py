@@ -59,7 +59,8 @@ class PlaneResizer:
     bars are filled once): a frame's planes stay valid until n more frames have been resized, so n
     must exceed the frames that can be in flight at once. `ring=0` allocates fresh planes each call.
     Streams without a colour matrix are read as players do (BT.709 from 720 lines or 1280 columns on,
-    else BT.601). One resizer serves one thread.
+    else BT.601); gray frames as full range whatever their tag, as swscale reads them (and as
+    OpenCV reads a gray picture for the baseline). One resizer serves one thread.
     """
 
     def __init__(self, dst_w: int, dst_h: int, mode: ResizeMode, ring: int = 0, antialias: bool = True):
