@@ -316,3 +316,18 @@ def test_a_stream_that_starts_mid_gop_is_not_taken_for_an_undecodable_one(tmp_pa
     frames = sum(1 for _ in decoder.frames())
     decoder.close()
     assert frames >= 40, frames  # everything from the keyframe at frame 250 on (139 packets in)
+
+
+def test_parallel_inputs_that_give_no_frame_do_not_stop_the_one_that_works(clips, tmp_path):
+    """The first inputs give nothing (cut before its first frame; noise for parameter sets): the
+    trial runs on the next, every input ends with its own outcome."""
+    clip, truth = clips("fallback.mp4", ClipSpec(frames=12))
+    jsonl, report = tmp_path / "d.jsonl", tmp_path / "r.json"
+    inputs = [_frameless_clip(tmp_path / "cut.mp4"), str(write_undecodable(tmp_path / "noise.mkv")), str(clip)]
+    opts = DetectOptions(inputs, json=str(jsonl), report=str(report), quiet=True, parallel=True)
+    run = run_detect(opts, lambda _m: None)
+    assert run.choice.name == "software"
+    assert [line["frame"] for line in read_jsonl(jsonl) if line["input"] == 2] == list(range(len(truth)))
+    entries = json.loads(report.read_text())["inputs"]
+    assert [e["frames"] for e in entries] == [0, 0, len(truth)]
+    assert entries[0]["error"] and entries[1]["error"] and entries[2]["error"] is None

@@ -346,7 +346,11 @@ class Pipeline:
             # the path commit untried (the inputs before it are then over; their feeders end at once).
             first = None
             for i in sorted(streams):
-                first = next(frames[i], None)
+                try:
+                    first = next(frames[i], None)
+                except InputError as e:  # that input is over (its feeder ends at once); the others go on
+                    outcomes[i].error = str(e)
+                    continue
                 if first is not None:
                     lead = i
                     break
