@@ -120,27 +120,36 @@ class FFmpegLogCapture:
         self.damage = damage
         self._own: av.logging.Capture | None = None
         self._on = False
+        self._switch = threading.Lock()  # the reading thread and a closing one may both stop it
 
     def start(self, local: bool = False) -> None:
-        if self._on:
-            return
-        _SharedLog.listen(self, shared=not local)
-        if local:
-            self._own = av.logging.Capture(local=True)
-            self._own.__enter__()
-        self._on = True
+        with self._switch:
+            if self._on:
+                return
+            _SharedLog.listen(self, shared=not local)
+            if local:
+                self._own = av.logging.Capture(local=True)
+                self._own.__enter__()
+            self._on = True
 
     @property
     def active(self) -> bool:
         return self._on
 
+    @property
+    def local(self) -> bool:
+        return self._own is not None
+
     def stop(self) -> None:
-        if not self._on:
-            return
-        self._on = False
-        own, self._own = self._own, None
+        """Call it on the starting thread for a local capture: PyAV pops the newest capture of the
+        list kept for that thread's id, which a later thread reusing the id would share."""
+        with self._switch:
+            if not self._on:
+                return
+            self._on = False
+            own, self._own = self._own, None
         if own is not None:
-            own.__exit__(None, None, None)  # pops the starting thread's one capture, from any thread
+            own.__exit__(None, None, None)
         logs = (own.logs if own is not None else []) + _SharedLog.leave(self)
         for level, name, message in logs:
             if level <= av.logging.ERROR:
@@ -358,6 +367,8 @@ class PyAVDecoder:
                 if not self._reconnect(why):
                     return
         finally:
+            if self._log.local:  # on its own thread (see `FFmpegLogCapture.stop`); nothing else logs here
+                self._log.stop()
             with self._handover:
                 self._reader_done = True
                 left_behind = self._left_behind
