@@ -71,7 +71,9 @@ def _threads(text: str) -> int:
 
 _DECODE_THREADS_HELP = ("FFmpeg threads for CPU decoding on the software path; 0 lets FFmpeg use every core "
                         "(more FPS on heavy video; on light video, more CPU per frame and fewer FPS). Default: "
-                        "the cores CPU inference does not use (1 on 2 cores), every core when inference runs on a GPU")
+                        "the cores CPU inference does not use (1 on 2 cores), every core when inference runs on a GPU; "
+                        "with --parallel, one per input (the cores divided among the inputs when inference "
+                        "runs on a GPU)")
 
 
 def _key_value(text: str) -> tuple[str, str]:

@@ -129,6 +129,7 @@ class Pipeline:
         self.committed = False
         self.va = VASession(va_device)  # one VA device (and remote context) for all of a run's inputs
         self._context = None
+        self._compiled_for = 0  # the inputs at once it was compiled for (its inference threads)
         self.clock: RunClock | None = None
         self.setup_s = 0.0
         self.outcomes: list[InputOutcome] = []
@@ -179,14 +180,14 @@ class Pipeline:
         """Compile (again, if the remote context changed) and make the scheduler (again, after a
         failed request: OpenVINO's queue rethrows a failure from then on)."""
         context = getattr(stream, "context", None)
-        if self.model.compiled is None or context is not self._context:
+        if self.model.compiled is None or context is not self._context or self._compiled_for != self.inputs:
             try:
                 self.model.compile(self.device, context, self.config, self.inputs)
             except ModelError as e:
                 if not self.committed and self._refusable:
                     raise self._refuse("", e) from None
                 raise
-            self._context = context
+            self._context, self._compiled_for = context, self.inputs
             self.scheduler = None
             n = self.requested_nireq or self.model.optimal_nireq
             if self.front.nireq_cap and not self.requested_nireq:
