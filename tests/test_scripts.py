@@ -43,3 +43,10 @@ def test_bench_clips_script_makes_the_three_documented_clips(tmp_path):
             s = c.streams.video[0]
             assert (s.codec_context.name, s.width, s.height) == ("h264", 1920, 1080)
             assert sum(1 for _ in c.decode(s)) == 3
+
+
+def test_resize_timing_script_prints_its_figures():
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "measure_resize.py"), "--calls", "3",
+                           "--threads", "2"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "ms CPU/frame" in proc.stdout and "2 threads at once" in proc.stdout

@@ -214,6 +214,13 @@ class Pipeline:
                 raise self._refuse(f"first frame on {self.device}", e) from None
             raise
 
+    def _note_no_frame(self, outcome: InputOutcome) -> None:
+        """An input that ended without a frame, an error of its own or a stop: say so (and where
+        reading stopped early, why)."""
+        if not outcome.frames and not outcome.error and not self.stop_event.is_set():
+            stopped = outcome.damage.stopped_early
+            outcome.error = f"{outcome.source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
+
     def _done(self, source: str, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
         t0 = time.perf_counter()
         dets = self.model.decoder.decode(r.outputs, r.frame.geometry, self.threshold)
@@ -265,9 +272,7 @@ class Pipeline:
                     if not self.committed:
                         raise
                     outcome.error = f"{source}: {e}"
-                if not outcome.frames and not outcome.error and not self.stop_event.is_set():
-                    stopped = outcome.damage.stopped_early
-                    outcome.error = f"{source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
+                self._note_no_frame(outcome)
                 yield InputEnd(str(source), outcome, begun, index)
         except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
             self.interrupted = True
@@ -400,8 +405,7 @@ class Pipeline:
                 if outstanding[i] == 0:
                     reported.add(i)
                     outcomes[i].damage = by_input[i].stream.damage_report()
-                    if not outcomes[i].frames and not outcomes[i].error and not self.stop_event.is_set():
-                        outcomes[i].error = f"{sources[i]}: no frame could be decoded"
+                    self._note_no_frame(outcomes[i])
                     yield InputEnd(sources[i], outcomes[i], True, i)
 
         def submit(frames: list[PreparedFrame]) -> Iterator[Event]:

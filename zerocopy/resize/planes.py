@@ -9,7 +9,7 @@ then hinge on where the taps fall); below that, bilinear.
 Why swscale and not numpy: PyAV releases the GIL around `sws_scale_frame`, so the resizes of several
 streams run on every core at once. The numpy resizer it replaced (separable box sums, ~20 array
 calls a frame) held the GIL between its calls: with ten 1080p streams it capped the whole pipeline
-near 1.5 cores of 2, and it took 2.1 ms of CPU a frame for a 448×256 input against 1.25 ms here
+near 1.5 cores of 2, and it took 2.1 ms of CPU a frame for a 448×256 input against 1.05–1.25 ms here
 (colour conversion included).
 """
 
