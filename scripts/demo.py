@@ -46,10 +46,7 @@ def main() -> int:
     print()
     print(f"path        {report['path']} on {report['device']}")
     if report["refused"]:
-        from zerocopy.cli import short_refusals
-
-        reasons = {path: why.split("; ") for path, why in report["refused"].items()}
-        print(f"            better paths refused: {short_refusals(reasons)} (`zerocopy doctor` explains)")
+        print(f"            better paths refused: {report['refused_summary']} (`zerocopy doctor` explains)")
     print(f"frames      {report['frames']}, {score['faces']} faces in all")
     print(f"faces found {score['recall']:.1%} (IoU ≥ 0.4 with the true box), {score['false_per_frame']:.2f} false "
           f"detections per frame, {score['duplicate_share']:.1%} of faces boxed twice")

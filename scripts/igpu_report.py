@@ -24,7 +24,8 @@ from pathlib import Path
 from zerocopy.agreement import compare_runs
 from zerocopy.doctor import collect
 from zerocopy.errors import ZeroCopyError
-from zerocopy.run import DetectOptions, run_detect
+from zerocopy.api import Detector
+from zerocopy.cli.detect import Outputs, run_detect
 from zerocopy.samples import ClipSpec, write_clip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +71,8 @@ def run_paths(frames: int, workdir: Path) -> dict:
     for path in PATHS:
         jsonl = workdir / f"{path}.jsonl"
         try:
-            run = run_detect(DetectOptions([str(clip)], path=path, json=str(jsonl), quiet=True), print)
+            with Detector(path=path) as det:
+                run = run_detect(det, [str(clip)], Outputs(json=str(jsonl)))
         except ZeroCopyError as e:
             out["unavailable"][path] = str(e)
             continue

@@ -3,7 +3,7 @@ import pytest
 
 from zerocopy.detections import Detections, box_iou
 from zerocopy.frames import Geometry
-from zerocopy.outputs.nms import nms
+from zerocopy.postprocess.nms import nms
 
 
 def test_letterbox_16x9_centres_the_picture_on_even_offsets():

@@ -10,8 +10,8 @@ import pytest
 
 from zerocopy.errors import ModelError
 from zerocopy.infer.model import ModelSpec, WrappedModel, resolve_spec
-from zerocopy.outputs import guess_decoder
-from zerocopy.outputs.anchor_ssd import anchor_groups
+from zerocopy.postprocess import guess_postprocess
+from zerocopy.postprocess.anchor_ssd import anchor_groups
 from zerocopy.resize.planes import PlaneResizer
 
 
@@ -93,11 +93,11 @@ def test_anchor_ssd_decodes_offsets_relative_to_anchors(tmp_path, core):
 
 
 def test_decoder_is_guessed_from_output_shapes():
-    assert guess_decoder({"o": (1, 1, 100, 7)}) == "detection-output"
-    assert guess_decoder({"o": (1, 84, 8400)}) == "yolo"
-    assert guess_decoder({"r": (1, 896, 16), "c": (1, 896, 1)}) == "anchor-ssd"
+    assert guess_postprocess({"o": (1, 1, 100, 7)}) == "detection-output"
+    assert guess_postprocess({"o": (1, 84, 8400)}) == "yolo"
+    assert guess_postprocess({"r": (1, 896, 16), "c": (1, 896, 1)}) == "anchor-ssd"
     with pytest.raises(ModelError, match="--decoder"):
-        guess_decoder({"o": (1, 1000)})
+        guess_postprocess({"o": (1, 1000)})
 
 
 def test_batched_face_model_gives_the_same_detections_as_single_frames(core, face_model_path, clips):
@@ -164,7 +164,7 @@ def test_a_users_own_model_through_the_cli(kind, clips, tmp_path, core):
 
 
 def test_the_logit_prefilter_never_drops_a_score_at_or_above_the_threshold():
-    from zerocopy.outputs.anchor_ssd import _logit
+    from zerocopy.postprocess.anchor_ssd import _logit
 
     rng = np.random.default_rng(7)
     logits = np.concatenate([rng.normal(0, 4, 20000), [0.0, np.log(3.0), -np.log(3.0)]])

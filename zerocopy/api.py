@@ -15,23 +15,26 @@ finish and closes the input. The CLI is a client of this module.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from zerocopy.catalog import DEFAULT_MODEL, threshold_for
-from zerocopy.decode.live import LivePolicy
+from zerocopy.config import AUTO_ORDER, RunConfig
 from zerocopy.detections import Detections
 from zerocopy.errors import ModelError, PathUnavailable
-from zerocopy.paths import AUTO_ORDER, PATHS, PathChoice, front_for
+from zerocopy.paths import Front, front_for
+from zerocopy.refusals import PathChoice
+from zerocopy.sources import expand_inputs
 
 Source = str | Path
+OnRefusal = Callable[[str, str, list[str]], None]
 
 
 @dataclass(frozen=True)
@@ -55,8 +58,6 @@ class FrameResult:
 
 
 def _sources(sources: Source | Iterable[Source]) -> list[str]:
-    from zerocopy.run import expand_inputs
-
     items = [sources] if isinstance(sources, (str, Path)) else list(sources)
     if not items:
         raise ValueError("no sources given")
@@ -66,39 +67,33 @@ def _sources(sources: Source | Iterable[Source]) -> list[str]:
 class Detector:
     """A detection model on the best path this machine allows (auto: zero-copy, copy, software).
 
-    The model is resolved (and a catalogue model pulled) here, so a bad model raises `ModelError`
-    before any video is opened; compiling waits for the first frame (zero-copy compiles on the VA
-    context that frame gives). `path` and `refused` are set once a run has committed to a path,
-    before its first result. Options have the CLI's defaults; `ov_config` holds OpenVINO properties;
-    `log` hears what a first use downloads (the CLI prints it).
+    `settings` are `RunConfig`'s (model, path, device, threshold, nireq, batch, …: `help(RunConfig)`
+    lists them with their defaults, the CLI's), or pass a ready `config`. They are checked here
+    (`ConfigError`) and the model resolved (a catalogue model pulled), so a bad setting or model
+    raises before any video is opened; compiling waits for the first frame (zero-copy compiles on
+    the VA context that frame gives). `path` and `refused` are set once a run has committed to a
+    path, before its first result. `keep_images` keeps each frame's picture in `FrameResult.image`;
+    `log` hears what a first use downloads (the CLI prints it); `on_refusal(path, device, reasons)`
+    is told when `auto` moves on; `fronts` replaces the paths `auto` tries (in order) and that a
+    named `path` picks from: an extension point, and how tests inject failing paths.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, path: str = "auto", device: str = "auto",
-                 threshold: float | None = None, nireq: int | None = None, batch: int = 1,
-                 keep_images: bool = False, labels: str | None = None, decoder: str | None = None,
-                 resize: str | None = None, va_device: str | None = None, decode_threads: int | None = None,
-                 ov_config: dict[str, Any] | None = None, log: Callable[[str], None] | None = None,
-                 realtime: bool = False, reconnect: bool = False, reconnect_timeout: float = 60.0):
+    def __init__(self, model: str | None = None, *, config: RunConfig | None = None, keep_images: bool = False,
+                 log: Callable[[str], None] | None = None, on_refusal: OnRefusal | None = None,
+                 fronts: Sequence[Front] | None = None, **settings: Any):
         from zerocopy.catalog.fetch import cache_dir
         from zerocopy.infer.model import make_core, resolve_spec
 
-        if path not in ("auto", *PATHS):
-            raise ValueError(f"path must be auto or one of {', '.join(PATHS)}, not {path!r}")
-        if threshold is not None and not 0 < threshold <= 1:
-            raise ValueError(f"threshold must be in (0, 1], not {threshold}")
-        for name, value, low in (("nireq", nireq, 1), ("batch", batch, 1), ("decode_threads", decode_threads, 0)):
-            if value is not None and (not isinstance(value, int) or value < low):
-                raise ValueError(f"{name} must be an integer ≥ {low}, not {value!r}")
-        self.path_wanted, self.device, self.nireq, self.batch = path, device, nireq, batch
-        self.keep_images, self.va_device, self.decode_threads = keep_images, va_device, decode_threads
-        self.ov_config = dict(ov_config or {})
-        if not (isinstance(reconnect_timeout, int | float) and reconnect_timeout > 0):
-            raise ValueError(f"reconnect_timeout must be a number > 0, not {reconnect_timeout!r}")
-        self.realtime, self.reconnect = realtime, reconnect
-        self.live = LivePolicy(give_up_after=float(reconnect_timeout))
+        if model is not None:
+            settings["model"] = model
+        if "decoder" in settings:  # the name `postprocess` had before
+            settings["postprocess"] = settings.pop("decoder")
+        asked = (config or RunConfig()).replace(**settings) if settings else (config or RunConfig())
+        self.keep_images, self.on_refusal = bool(keep_images), on_refusal
+        self._fronts = list(fronts) if fronts is not None else None
         self._core = make_core(cache_dir() / "ov-cache")
-        self.spec = resolve_spec(model, labels, decoder, resize, core=self._core, log=log)
-        self.threshold = threshold_for(model, threshold)
+        self.spec = resolve_spec(asked.model, asked.labels, asked.postprocess, asked.resize, core=self._core, log=log)
+        self.config = asked.resolve(spec=self.spec)
         self.path: str | None = None
         self.refused: dict[str, str] = {}
         self.choice: PathChoice | None = None
@@ -146,22 +141,22 @@ class Detector:
         self._runs.add(run)
         return run
 
-    def _candidates(self) -> tuple[tuple[str, ...], dict[str, list[str]]]:
-        from zerocopy.probe import gather, refusals
+    def _candidates(self) -> list[Front]:
+        """The fronts to try, best first (`auto`), or the one named by `path`."""
+        wanted = self.config.path
+        if self._fronts is not None:
+            if wanted == "auto":
+                return list(self._fronts)
+            named = [f for f in self._fronts if f.name == wanted]
+            return named or [front_for(wanted)]
+        return [front_for(name) for name in (AUTO_ORDER if wanted == "auto" else (wanted,))]
 
-        candidates = AUTO_ORDER if self.path_wanted == "auto" else (self.path_wanted,)
-        static: dict[str, list[str]] = {}
-        if any(p in ("zero-copy", "copy") for p in candidates):
-            facts = gather(self._core.available_devices, check_bridge=True)
-            static = refusals(facts, self.batch, self.spec.resize == "letterbox", self.device, self.va_device)
-        return candidates, static
-
-    def _devices(self, front) -> list[str]:
+    def _devices(self, front: Front) -> list[str]:
         """Where a path may infer, best first: with `auto`, a GPU that fails is followed by the CPU."""
         from zerocopy.infer.model import pick_device
 
-        if self.device.lower() != "auto":
-            return [pick_device(self._core, self.device, front.devices)]
+        if self.config.device.lower() != "auto":
+            return [pick_device(self._core, self.config.device, front.devices)]
         first = pick_device(self._core, "auto", front.devices)
         rest = [d for d in front.devices if d != first.split(".")[0]]
         return [first] + [d for d in rest if _offered(self._core, d)]
@@ -169,32 +164,34 @@ class Detector:
     def _events(self, inputs: list[str], max_frames: int | None, keep_pictures: bool, parallel: bool = False):
         from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
+        from zerocopy.probe import gather
 
         self._stop.clear()
         self.path, self.refused, self.choice, self._consumer_s = None, {}, None, 0.0
-        candidates, static = self._candidates()
+        at_once = len(inputs) if parallel else 1
+        facts = functools.cache(lambda: gather(self._core.available_devices, check_bridge=True))
         refused: dict[str, list[str]] = {}
-        for name in candidates:
-            if name in static:
-                refused[name] = list(static[name])
+        for front in self._candidates():
+            name = front.name
+            static = front.refusals(facts, self.config)
+            if static:
+                refused[name] = list(static)
                 continue
-            front = front_for(name)
             try:
                 devices = self._devices(front)
             except ModelError as e:  # e.g. zero-copy needs a GPU OpenVINO does not see
-                if self.path_wanted != "auto":
+                if self.config.path != "auto":
                     raise
                 refused.setdefault(name, []).append(str(e))
                 continue
             for device in devices:
-                model = WrappedModel(self._core, self.spec, front.input_kind, self.batch, front.memory_type)
-                pipeline = Pipeline(model, front, device, self.nireq, self.threshold, keep_pictures=keep_pictures,
-                                    va_device=self.va_device, config=self.ov_config,
-                                    decode_threads=self.decode_threads, realtime=self.realtime,
-                                    reconnect=self.reconnect, live=self.live)
-                pipeline.stop_event = self._stop
+                config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
+                model = WrappedModel(self._core, self.spec, front.input_kind, config.batch, front.memory_type,
+                                     threshold=config.threshold)
+                pipeline = Pipeline(model, front, config, inputs=at_once, keep_pictures=keep_pictures,
+                                    stop_event=self._stop)
                 self._pipeline = pipeline
-                events = pipeline.events(inputs, max_frames, parallel=parallel)
+                events = pipeline.events(inputs, max_frames)
                 held = []
                 try:
                     for event in events:
@@ -212,7 +209,8 @@ class Detector:
                     for path, why in e.reasons.items():  # each reason once (a VA refusal repeats per device)
                         known = refused.setdefault(path, [])
                         known += [w for w in why if w not in known]
-                    self._log_refusal(name, device, e)
+                    if self.on_refusal is not None and self.config.path == "auto":
+                        self.on_refusal(name, device, e.reasons.get(name, [str(e)]))
                     continue
                 finally:
                     events.close()
@@ -220,19 +218,13 @@ class Detector:
                     self._commit(name, refused)
                 yield from held
                 return
-            if self.path_wanted != "auto":
+            if self.config.path != "auto":
                 break
         raise PathUnavailable(refused)
 
     def _commit(self, name: str, refused: dict[str, list[str]]) -> None:
         self.choice = PathChoice(name, {p: list(w) for p, w in refused.items()})
         self.path, self.refused = name, self.choice.refused
-
-    on_refusal = None  # callable(path, device, reasons): told when `auto` moves on (the CLI prints it)
-
-    def _log_refusal(self, name: str, device: str, e: PathUnavailable) -> None:
-        if self.on_refusal is not None and self.path_wanted == "auto":
-            self.on_refusal(name, device, e.reasons.get(name, [str(e)]))
 
     def stop(self) -> None:
         """Ask the current run to stop reading; results in flight still come out. Thread- and
@@ -250,13 +242,11 @@ class Detector:
 
     def report(self) -> dict:
         """The last run's report: the same dict `zerocopy detect --report` writes."""
-        from zerocopy.sinks.report import build_report
+        from zerocopy.report import build_report
 
         if self._pipeline is None or self.choice is None:
             raise ValueError("nothing has run yet")
-        p = self._pipeline
-        threads = p.decode_threads if self.choice.name == "software" else None
-        return build_report(self.result(), self.choice, p.model, p.nireq, threads)
+        return build_report(self.result(), self.choice, self._pipeline.model, self._pipeline.config)
 
     def close(self) -> None:
         """Stop and close every live run (idempotent)."""

@@ -30,18 +30,15 @@ def inference_threads(inputs: int = 1) -> int:
     return usable_cores() if inputs > 1 else max(1, usable_cores() // 2)
 
 
-def decode_threads(requested: int | None = None, device: str = "CPU", inputs: int = 1) -> int:
-    """FFmpeg's decoding threads of each input. `None`: for one input, the cores its inference does
-    not use (all of them when inference runs on a GPU); for several at once with CPU inference, one
-    each (inference has every core and the inputs are the parallelism: frame threading costs more
-    CPU per frame, and a single-threaded decoder logs on its own thread, so FFmpeg's messages stay
-    with their input); with GPU inference, the cores divided among the inputs (at least one each);
-    0: FFmpeg's own choice (every core, plus one); N: N."""
-    if requested is None:
-        on_gpu = device.split(".")[0] != "CPU"
-        if inputs > 1:  # with GPU inference the CPU would otherwise idle: the cores divided among the inputs
-            return max(1, usable_cores() // inputs) if on_gpu else 1
-        return usable_cores() if on_gpu else max(1, usable_cores() - inference_threads())
-    if requested < 0:
-        raise ValueError("decode threads must be ≥ 0")
-    return requested
+def decode_threads(device: str = "CPU", inputs: int = 1) -> int:
+    """FFmpeg's decoding threads of each input when none were asked for (`--decode-threads`).
+
+    One input: the cores its inference does not use (all of them when inference runs on a GPU).
+    Several at once with CPU inference: one each (inference has every core and the inputs are the
+    parallelism; frame threading costs more CPU per frame, and a single-threaded decoder logs on its
+    own thread, so FFmpeg's messages stay with their input). With GPU inference: the cores divided
+    among the inputs (at least one each)."""
+    on_gpu = device.split(".")[0] != "CPU"
+    if inputs > 1:  # with GPU inference the CPU would otherwise idle: the cores divided among the inputs
+        return max(1, usable_cores() // inputs) if on_gpu else 1
+    return usable_cores() if on_gpu else max(1, usable_cores() - inference_threads())

@@ -186,6 +186,7 @@ def render(info: dict[str, Any]) -> str:
     lines.append("")
     lines.append("paths:")
     for path, status in info["paths"].items():
-        verdict = "available" if status["available"] else "unavailable: " + "; ".join(status["reasons"])
+        verdict = "available" if status["available"] else (f"unavailable ({status['summary']}): "
+                                                            + "; ".join(status["reasons"]))
         lines.append(f"  {path:<10} {verdict}")
     return "\n".join(lines)

@@ -5,6 +5,14 @@ class ZeroCopyError(Exception):
     """Base class for errors that are reported to the user without a traceback."""
 
 
+class ConfigError(ZeroCopyError, ValueError):
+    """A setting has a value it does not accept (or no such setting exists); `setting` names it."""
+
+    def __init__(self, setting: str, message: str):
+        self.setting = setting
+        super().__init__(message)
+
+
 class InputError(ZeroCopyError):
     """The input cannot be opened, holds no video, or no frame of it decodes."""
 
@@ -14,7 +22,10 @@ class ModelError(ZeroCopyError):
 
 
 class InferenceError(ZeroCopyError):
-    """OpenVINO failed to run a request (or one did not complete in time)."""
+    """OpenVINO failed to run a request (or one did not complete in time). `frames`: the frames whose
+    results are lost with it, where the scheduler knows them."""
+
+    frames: list = []  # noqa: RUF012 (set per instance by the scheduler)
 
 
 class PathUnavailable(ZeroCopyError):
@@ -24,9 +35,6 @@ class PathUnavailable(ZeroCopyError):
         self.reasons: dict[str, list[str]] = {
             path: [why] if isinstance(why, str) else list(why) for path, why in reasons.items()}
         super().__init__("; ".join(f"{path}: {'; '.join(why)}" for path, why in self.reasons.items()))
-
-    def joined(self) -> dict[str, str]:
-        return {path: "; ".join(why) for path, why in self.reasons.items()}
 
 
 def openvino_reason(e: BaseException) -> str:

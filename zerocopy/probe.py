@@ -12,6 +12,8 @@ import av
 import av.codec.hwaccel
 import av.filter
 
+from zerocopy.refusals import Code, Reason, code_of, summary
+
 VA_FILTERS = ("scale_vaapi", "pad_vaapi", "hwdownload")
 
 
@@ -56,23 +58,24 @@ def va_reasons(facts: Facts, letterbox: bool, download: bool, va_device: str | N
     `va_device` is tried even when /dev/dri lists none (it may live elsewhere)."""
     import os
 
-    reasons = []
+    reasons: list[str] = []
     if facts.old_pyav:
-        reasons.append(facts.old_pyav)
+        reasons.append(Reason(Code.PYAV_TOO_OLD, facts.old_pyav))
     if "vaapi" not in facts.hwdevices:
-        reasons.append(f"PyAV was built without VA-API (its FFmpeg offers: {', '.join(facts.hwdevices) or 'none'})")
+        reasons.append(Reason(Code.NO_VAAPI, "PyAV was built without VA-API (its FFmpeg offers: "
+                              f"{', '.join(facts.hwdevices) or 'none'})"))
     else:
         need = ["scale_vaapi"] + (["pad_vaapi"] if letterbox else []) + (["hwdownload"] if download else [])
         missing = [f for f in need if not facts.filters.get(f)]
         if missing:
-            reasons.append(f"PyAV's FFmpeg has no {', '.join(missing)} filter")
+            reasons.append(Reason(Code.NO_VA_FILTER, f"PyAV's FFmpeg has no {', '.join(missing)} filter"))
     if va_device:
         if not os.path.exists(va_device):
-            reasons.append(f"the render node {va_device} does not exist")
+            reasons.append(Reason(Code.NO_SUCH_RENDER_NODE, f"the render node {va_device} does not exist"))
     elif not facts.render_nodes:
-        reasons.append("no /dev/dri render node")
+        reasons.append(Reason(Code.NO_RENDER_NODE, "no /dev/dri render node"))
     if facts.bridge != "ok":
-        reasons.append(f"native bridge: {facts.bridge}")
+        reasons.append(Reason(Code.NO_BRIDGE, f"native bridge: {facts.bridge}"))
     return reasons
 
 
@@ -81,12 +84,12 @@ def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str =
     """Reason per GPU path that cannot run; a path absent from the result may run."""
     zero = va_reasons(facts, letterbox, download=False, va_device=va_device)
     if not facts.has_gpu:
-        zero.append(f"OpenVINO sees no GPU (devices: {', '.join(facts.ov_devices) or 'none'})")
+        zero.append(Reason(Code.NO_GPU, f"OpenVINO sees no GPU (devices: {', '.join(facts.ov_devices) or 'none'})"))
     if device.upper().startswith("CPU"):
-        zero.append("zero-copy infers on the GPU, and --device CPU was asked for")
+        zero.append(Reason(Code.CPU_ASKED, "zero-copy infers on the GPU, and --device CPU was asked for"))
     if batch > 1:
-        zero.append("remote NV12 surfaces cannot be batched from Python (InferRequest.set_tensors takes "
-                    "host tensors only); use --batch 1")
+        zero.append(Reason(Code.BATCH, "remote NV12 surfaces cannot be batched from Python "
+                           "(InferRequest.set_tensors takes host tensors only); use --batch 1"))
     copy = va_reasons(facts, letterbox, download=True, va_device=va_device)
     return {path: why for path, why in (("zero-copy", zero), ("copy", copy)) if why}
 
@@ -98,17 +101,24 @@ def path_status(facts: Facts, batch: int = 1, letterbox: bool = True,
     refused = refusals(facts, batch, letterbox)
     if va_error:
         for path in ("zero-copy", "copy"):
-            refused[path] = [r for r in refused.get(path, []) if "render node" not in r] + [va_error]
-    out = {p: {"available": p not in refused, "reasons": list(refused.get(p, []))} for p in ("zero-copy", "copy")}
-    out["software"] = {"available": True, "reasons": []}
+            node_codes = (Code.NO_RENDER_NODE, Code.NO_SUCH_RENDER_NODE)
+            refused[path] = [r for r in refused.get(path, []) if code_of(r) not in node_codes] + [va_error]
+    out = {p: _status(refused.get(p, [])) for p in ("zero-copy", "copy")}
+    out["software"] = _status([])
     try:
         import cv2  # noqa: F401
 
-        out["baseline"] = {"available": True, "reasons": []}
+        out["baseline"] = _status([])
     except ImportError:
-        out["baseline"] = {"available": False,
-                           "reasons": ["OpenCV is not installed (pip install 'zerocopy[baseline]')"]}
+        why = Reason(Code.NO_OPENCV, "OpenCV is not installed (pip install 'zerocopy[baseline]')")
+        out["baseline"] = _status([why])
     return out
+
+
+def _status(reasons: list[str]) -> dict:
+    """`available`, the full `reasons`, their stable `codes` and the few words `summary` gives them."""
+    return {"available": not reasons, "reasons": list(reasons), "codes": [code_of(r).value for r in reasons],
+            "summary": summary({"": reasons}) if reasons else ""}
 
 
 def verdicts(facts: Facts, batch: int = 1, letterbox: bool = True, va_error: str | None = None) -> dict[str, str]:

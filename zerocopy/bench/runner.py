@@ -14,10 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zerocopy.agreement import compare_runs
-from zerocopy.budget import decode_threads
-from zerocopy.catalog import DEFAULT_MODEL, threshold_for
+from zerocopy.config import AUTO_ORDER, RunConfig
 from zerocopy.errors import InputError, PathUnavailable, ZeroCopyError
-from zerocopy.paths import AUTO_ORDER
 
 BENCH_PATHS = (*AUTO_ORDER, "baseline")
 # containers and codecs FFmpeg opens a picture with (as a one-frame video)
@@ -27,18 +25,15 @@ _IMAGE_CODECS = ("mjpeg", "png", "bmp", "tiff", "webp", "gif", "jpeg2000", "jpeg
 
 @dataclass
 class BenchOptions:
+    """What to measure (`input`, `paths`), how long (`frames` after `warmup`, `repeat` runs) and with
+    which run settings (`config`: each worker gets it whole, as JSON)."""
+
     input: str
+    config: RunConfig = field(default_factory=RunConfig)
     paths: list[str] | None = None
-    model: str = DEFAULT_MODEL
-    device: str = "auto"
-    nireq: int | None = None
     frames: int = 300
     warmup: int = 30
     repeat: int = 3
-    threshold: float | None = None  # None: the model's own (its catalogue entry's, else 0.5)
-    ov_config: dict[str, str] = field(default_factory=dict)
-    decode_threads: int | None = None
-    batch: int = 1
 
 
 def _worker(args: dict) -> dict:
@@ -166,7 +161,7 @@ def _plan(opts: BenchOptions) -> tuple[list[str], dict[str, list[str]]]:
 
     wanted = opts.paths or list(BENCH_PATHS)
     facts = gather(make_core(None).available_devices)
-    static = refusals(facts, opts.batch, True, opts.device)
+    static = refusals(facts, opts.config.batch, True, opts.config.device)
     if "baseline" in wanted and verdicts(facts)["baseline"] != "available":
         static["baseline"] = [verdicts(facts)["baseline"].removeprefix("unavailable: ")]
     return [p for p in wanted if p not in static], {p: static[p] for p in wanted if p in static}
@@ -195,15 +190,15 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     if not paths:
         raise PathUnavailable(refused)
     core = make_core(None)
-    resolve_spec(opts.model, core=core)  # a model that cannot be read or fed: refused before measuring
+    spec = resolve_spec(opts.config.model, core=core)  # a model that cannot be read or fed: refused before measuring
     info = describe_input(opts.input, opts.warmup + opts.frames)
     frames = frames_to_measure(info, opts, log)
     unavailable = {p: "; ".join(why) for p, why in refused.items()}
-    threads = decode_threads(opts.decode_threads, pick_device(core, opts.device))
-    common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
-              "frames": frames, "warmup": opts.warmup, "ov_config": opts.ov_config,
-              "threshold": threshold_for(opts.model, opts.threshold),
-              "decode_threads": threads, "batch": opts.batch}
+    # the software path's decoding threads next to inference on the device `auto` picks, for every path
+    config = opts.config.resolve(spec=spec, device=pick_device(core, opts.config.device)).replace(
+        device=opts.config.device)
+    threads = config.decode_threads
+    common = {"input": opts.input, "frames": frames, "warmup": opts.warmup, "config": config.to_dict()}
     runs: dict[str, list[dict]] = {p: [] for p in paths}
     # "decode": as the software path decodes; "decode-all-cores": FFmpeg's own threading, for contrast
     limits: dict[str, list[dict]] = {"decode": [], "inference": []}
@@ -217,7 +212,8 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         for rep in range(opts.repeat):
             for name in list(paths) + list(limits):
                 if name in limits:
-                    kind, extra = ("decode", {"decode_threads": 0}) if name == "decode-all-cores" else (name, {})
+                    all_cores = {**common["config"], "decode_threads": 0}
+                    kind, extra = ("decode", {"config": all_cores}) if name == "decode-all-cores" else (name, {})
                     out = _worker({**common, "kind": kind, **extra})
                     if "error" in out:
                         limit_errors.setdefault(name, out["error"])
@@ -283,10 +279,10 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     return {
         "machine": machine(),
         "input": {k: v for k, v in info.items() if k not in ("available", "still")},
-        "settings": {"model": opts.model, "device": opts.device, "nireq": opts.nireq, "frames": opts.frames,
-                     "frames_per_run": frames, "warmup": opts.warmup, "repeat": opts.repeat,
-                     "order": "interleaved", "ov_config": opts.ov_config, "decode_threads": threads,
-                     "batch": opts.batch},
+        "settings": {"model": config.model, "device": config.device, "nireq": opts.config.nireq,
+                     "frames": opts.frames, "frames_per_run": frames, "warmup": opts.warmup, "repeat": opts.repeat,
+                     "order": "interleaved", "ov_config": config.ov_config, "decode_threads": threads,
+                     "batch": config.batch, "config": config.to_dict()},
         "paths": result_paths,
         "unavailable": unavailable,
         "limits": lim,
@@ -306,13 +302,13 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
     paths, refused = _plan(opts)
     if not paths:
         raise PathUnavailable(refused)
-    resolve_spec(opts.model, core=make_core(None))
+    spec = resolve_spec(opts.config.model, core=make_core(None))
     info = describe_input(opts.input, opts.frames)
     frames = min(opts.frames, info["frames"] or opts.frames)
-    common = {"input": opts.input, "model": opts.model, "device": opts.device, "nireq": opts.nireq,
-              "frames": frames, "ov_config": opts.ov_config, "threshold": threshold_for(opts.model, opts.threshold),
-              "decode_threads": opts.decode_threads, "kind": "streams", "max_latency_ms": MAX_LATENCY_MS,
-              "rate": info.get("rate") or 25.0}
+    # decoding threads and nireq stay "auto": each trial's Detector resolves them for its streams
+    config = opts.config.resolve(spec=spec).replace(realtime=True)
+    common = {"input": opts.input, "frames": frames, "config": config.to_dict(), "kind": "streams",
+              "max_latency_ms": MAX_LATENCY_MS, "rate": info.get("rate") or 25.0}
     density: dict[str, dict] = {}
     unavailable = {p: "; ".join(why) for p, why in refused.items()}
     for path in paths:
@@ -351,7 +347,7 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
     if not density:
         raise ZeroCopyError("nothing measured: " + "; ".join(f"{p}: {w}" for p, w in unavailable.items()))
     out = {"machine": machine(), "input": info, "density": density, "unavailable": unavailable,
-           "settings": {"model": opts.model, "device": opts.device, "frames_per_stream": frames,
+           "settings": {"model": config.model, "device": config.device, "frames_per_stream": frames,
                         "max_streams": max_streams, "max_p95_latency_ms": MAX_LATENCY_MS, "paced": "native rate"}}
     if "software" in density and density.get("baseline", {}).get("streams"):
         out["software_vs_baseline_streams"] = round(density["software"]["streams"] / density["baseline"]["streams"], 2)

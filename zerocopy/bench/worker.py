@@ -69,30 +69,30 @@ class NothingMeasured(Exception):
     pass
 
 
+def _config(args: dict):
+    from zerocopy.config import RunConfig
+
+    return RunConfig.from_dict(args["config"])
+
+
 def run_path(args: dict) -> dict:
-    from zerocopy.catalog.fetch import cache_dir
+    """One path (`args["path"]`) through a `Detector`, as `detect` runs it, into the meter and JSON Lines."""
+    from zerocopy.api import Detector
     from zerocopy.errors import PathUnavailable
-    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
-    from zerocopy.paths import front_for
-    from zerocopy.pipeline import Pipeline
+    from zerocopy.sinks.drive import feed
     from zerocopy.sinks.jsonl import JsonlSink
 
-    core = make_core(cache_dir() / "ov-cache")
-    spec = resolve_spec(args["model"], core=core)
-    front = front_for(args["path"])
-    device = pick_device(core, args["device"], front.devices)
-    model = WrappedModel(core, spec, front.input_kind, args.get("batch", 1), front.memory_type)
     meter = MeterSink(args["warmup"], args["frames"])
-    sinks = [meter, JsonlSink(args["jsonl"], spec.labels)]
-    pipeline = Pipeline(model, front, device, args.get("nireq"), args["threshold"], sinks,
-                        config=args.get("ov_config"), decode_threads=args.get("decode_threads"))
-    try:
-        result = pipeline.run([args["input"]], args["warmup"] + args["frames"])
-    except PathUnavailable as e:
-        return {"unavailable": "; ".join(f"{'; '.join(r)}" for r in e.reasons.values())}
-    finally:
-        for sink in sinks:
-            sink.close()
+    with Detector(config=_config(args).replace(path=args["path"])) as det:
+        sinks = [meter, JsonlSink(args["jsonl"], det.spec.labels)]
+        try:
+            feed(det.events([args["input"]], max_frames=args["warmup"] + args["frames"]), sinks)
+        except PathUnavailable as e:
+            return {"unavailable": "; ".join(f"{'; '.join(r)}" for r in e.reasons.values())}
+        finally:
+            for sink in sinks:
+                sink.close()
+        result, report = det.result(), det.report()
     errors = [o.error for o in result.inputs if o.error]
     try:
         figures = meter.figures()
@@ -104,8 +104,8 @@ def run_path(args: dict) -> dict:
         "peak_rss_mb": peak_rss_mb(),
         "cpu_ms_per_frame_by_thread": meter.cpu_by_thread(),
         "stages": {s: stages[s] for s in STAGES},
-        "device": model.device,
-        "nireq": pipeline.nireq,
+        "device": report["device"],
+        "nireq": report["nireq"],
         "errors": errors,
     }
 
@@ -115,7 +115,7 @@ def run_decode_only(args: dict) -> dict:
     nothing else."""
     from zerocopy.decode.pyav import PyAVDecoder
 
-    dec = PyAVDecoder.on_cpu(args["input"], args.get("decode_threads"))
+    dec = PyAVDecoder.on_cpu(args["input"], _config(args).decode_threads)
     meter = MeterSink(args["warmup"], args["frames"])
     for _ in dec.frames():
         meter.write(None, None)
@@ -139,11 +139,12 @@ def run_inference_only(args: dict) -> dict:
     from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
     from zerocopy.resize.planes import PlaneResizer
 
+    config = _config(args)
     core = make_core(cache_dir() / "ov-cache")
-    spec = resolve_spec(args["model"], core=core)
-    batch = args.get("batch", 1)
-    model = WrappedModel(core, spec, "nv12", batch).compile(pick_device(core, args["device"]),
-                                                            config=args.get("ov_config"))
+    spec = resolve_spec(config.model, core=core)
+    batch = config.batch
+    model = WrappedModel(core, spec, "nv12", batch).compile(pick_device(core, config.device),
+                                                            config=config.ov_config)
     decoder = PyAVDecoder(args["input"])
     frame = next(iter(decoder.frames()), (None,))[0]
     if frame is None:
@@ -151,7 +152,7 @@ def run_inference_only(args: dict) -> dict:
         return {"error": "no frame decodes to feed the model"}
     y, uv, _ = PlaneResizer(model.width, model.height, spec.resize)(frame)
     decoder.close()
-    nireq = args.get("nireq") or model.optimal_nireq
+    nireq = config.resolve(optimal_nireq=model.optimal_nireq).nireq
     queue = ov.AsyncInferQueue(model.compiled, nireq)
     inputs = dict(zip(model.input_names, (np.repeat(y, batch, 0), np.repeat(uv, batch, 0)), strict=True))
     requests = -(-args["frames"] // batch)
@@ -179,9 +180,7 @@ def run_streams(args: dict) -> dict:
     from zerocopy.errors import PathUnavailable
 
     n, frames = args["streams"], args["frames"]
-    with Detector(args["model"], path=args["path"], device=args["device"], threshold=args["threshold"],
-                  nireq=args.get("nireq"), ov_config=args.get("ov_config"),
-                  decode_threads=args.get("decode_threads"), realtime=True) as det:
+    with Detector(config=_config(args).replace(path=args["path"])) as det:
         try:
             done = sum(1 for _ in det.run([args["input"]] * n, parallel=True, max_frames=frames, on_error="skip"))
         except PathUnavailable as e:

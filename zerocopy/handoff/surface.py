@@ -14,6 +14,7 @@ import openvino as ov
 
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import PreparedFrame
+from zerocopy.refusals import Code, Reason
 
 
 def va_context(core: ov.Core, display_capsule) -> ov.VAContext:
@@ -23,7 +24,8 @@ def va_context(core: ov.Core, display_capsule) -> ov.VAContext:
     except (RuntimeError, TypeError) as e:
         first = next((line.strip() for line in str(e).splitlines() if "[GPU]" in line),
                      (str(e).strip().splitlines() or ["failed"])[0])
-        raise PathUnavailable({"zero-copy": f"OpenVINO cannot share the VA display: {first}"}) from None
+        raise PathUnavailable({"zero-copy": Reason(Code.NO_SURFACE_SHARING,
+                                                   f"OpenVINO cannot share the VA display: {first}")}) from None
 
 
 class SurfaceHandoff:
@@ -35,7 +37,8 @@ class SurfaceHandoff:
 
     def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> tuple:
         if len(frames) != 1:
-            raise PathUnavailable({"zero-copy": "remote NV12 surfaces cannot be batched from Python"})
+            raise PathUnavailable({"zero-copy": Reason(Code.BATCH,
+                                                       "remote NV12 surfaces cannot be batched from Python")})
         frame = frames[0]
         surface = frame.keepalive
         y, uv = self.context.create_tensor_nv12(frame.geometry.dst_h, frame.geometry.dst_w,

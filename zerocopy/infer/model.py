@@ -21,11 +21,11 @@ from openvino.preprocess import ColorFormat, PrePostProcessor
 from zerocopy.budget import inference_threads
 from zerocopy.catalog import CATALOG, CatalogEntry
 from zerocopy.errors import ModelError, openvino_reason
-from zerocopy.outputs import OutputDecoder, guess_decoder, make_decoder
+from zerocopy.postprocess import Postprocessor, guess_postprocess, make_postprocessor
 
 InputKind = Literal["nv12", "bgr"]
 _COLOURS = {"RGB": ColorFormat.RGB, "BGR": ColorFormat.BGR}
-# How models without a catalogue entry expect their input, by output decoder.
+# How models without a catalogue entry expect their input, by postprocessing.
 _DEFAULT_FEED = {
     "detection-output": {"colour": "BGR", "mean": 0.0, "scale": 1.0, "resize": "stretch"},
     "yolo": {"colour": "RGB", "mean": 0.0, "scale": 255.0, "resize": "letterbox"},
@@ -40,13 +40,14 @@ class ModelSpec:
     path: Path
     name: str
     labels: tuple[str, ...]
-    decoder: str | None
+    postprocess: str | None  # how its outputs become detections (postprocess.POSTPROCESSORS)
     resize: str
     colour: str
     mean: float
     scale: float
-    decoder_options: dict[str, Any] = field(default_factory=dict)
+    postprocess_options: dict[str, Any] = field(default_factory=dict)
     entry: CatalogEntry | None = None
+    threshold: float = 0.5  # the score from which a detection counts with this model (catalogue: measured)
 
 
 def read_labels(path: str | Path) -> tuple[str, ...]:
@@ -116,7 +117,7 @@ def output_shapes(model: ov.Model) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def resolve_spec(model: str, labels_file: str | None = None, decoder: str | None = None,
+def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | None = None,
                  resize: str | None = None, core: ov.Core | None = None,
                  log: Callable[[str], None] | None = None) -> ModelSpec:
     """A catalogue name (pulled if needed: `log` hears what is fetched) or a local IR/ONNX/TFLite path
@@ -126,20 +127,20 @@ def resolve_spec(model: str, labels_file: str | None = None, decoder: str | None
     if model in CATALOG:
         entry = CATALOG[model]
         path = pull(model, log=log or (lambda _msg: None))
-        spec = ModelSpec(path, entry.name, entry.labels, entry.decoder, entry.resize, entry.colour,
-                         entry.mean, entry.scale, dict(entry.decoder_options), entry)
+        spec = ModelSpec(path, entry.name, entry.labels, entry.postprocess, entry.resize, entry.colour,
+                         entry.mean, entry.scale, dict(entry.postprocess_options), entry, entry.threshold)
     else:
         path = Path(model)
         if not path.is_file():
             raise ModelError(f"model {model!r} is neither a catalogue name ({', '.join(CATALOG)}) nor a file")
         m = read_model(core or ov.Core(), path)
         image_input(m)
-        kind = decoder or guess_decoder(output_shapes(m))
+        kind = postprocess or guess_postprocess(output_shapes(m))
         feed = _DEFAULT_FEED.get(kind, _DEFAULT_FEED["detection-output"])
         spec = ModelSpec(path, path.stem, (), kind, feed["resize"], feed["colour"], feed["mean"],
                          feed["scale"])
-    if decoder and decoder != spec.decoder:
-        spec.decoder, spec.decoder_options = decoder, {}
+    if postprocess and postprocess != spec.postprocess:
+        spec.postprocess, spec.postprocess_options = postprocess, {}
     if resize:
         spec.resize = resize
     if labels_file:
@@ -155,17 +156,17 @@ class WrappedModel:
     """
 
     def __init__(self, core: ov.Core, spec: ModelSpec, input_kind: InputKind = "nv12", batch: int = 1,
-                 memory_type: str | None = None):
+                 memory_type: str | None = None, threshold: float = 0.5):
         self.core, self.spec, self.input_kind, self.batch = core, spec, input_kind, batch
         self.memory_type = memory_type
         model = read_model(core, spec.path)
         port, layout, self.width, self.height = image_input(model)
         shapes = output_shapes(model)
         self.output_shapes = shapes
-        # No decoder for raw use (image-to-image models, tests of the input side).
-        self.decoder: OutputDecoder | None = (
-            make_decoder(spec.decoder, self.width, self.height, shapes, spec.decoder_options)
-            if spec.decoder else None
+        # None for raw use (image-to-image models, tests of the input side).
+        self.postprocessor: Postprocessor | None = (
+            make_postprocessor(spec.postprocess, self.width, self.height, shapes, spec.postprocess_options, threshold)
+            if spec.postprocess else None
         )
         if batch != 1:
             shape = [batch, 3, self.height, self.width] if layout == "NCHW" else [batch, self.height, self.width, 3]

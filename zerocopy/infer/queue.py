@@ -14,7 +14,7 @@ import openvino as ov
 from zerocopy.errors import InferenceError, openvino_reason
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
-from zerocopy.outputs.base import split_batch_major
+from zerocopy.postprocess.base import split_batch_major
 
 
 class Handoff(Protocol):
@@ -98,11 +98,11 @@ class InferenceScheduler:
         try:
             outputs = self.model.outputs_of(request)
             n = self.model.batch
-            decoder = self.model.decoder
+            postprocessor = self.model.postprocessor
             if n == 1:
                 per_frame = [outputs]
-            elif decoder is not None:
-                per_frame = decoder.split(outputs, n)
+            elif postprocessor is not None:
+                per_frame = postprocessor.split(outputs, n)
             else:
                 per_frame = split_batch_major(outputs, n)
             err = None

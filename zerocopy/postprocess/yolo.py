@@ -6,18 +6,20 @@ import numpy as np
 
 from zerocopy.detections import Detections
 from zerocopy.frames import Geometry
-from zerocopy.outputs.base import OutputDecoder
-from zerocopy.outputs.nms import nms
+from zerocopy.postprocess.base import Postprocessor
+from zerocopy.postprocess.nms import nms
 
 
-class YoloDecoder(OutputDecoder):
+class Yolo(Postprocessor):
     kind = "yolo"
 
-    def __init__(self, input_w: int, input_h: int, output_names: list[str], nms_iou: float = 0.45):
-        super().__init__(input_w, input_h, output_names)
+    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float = 0.5,
+                 nms_iou: float = 0.45):
+        super().__init__(input_w, input_h, output_names, threshold)
         self.nms_iou = nms_iou
 
-    def decode(self, outputs: dict[str, np.ndarray], geometry: Geometry, threshold: float) -> Detections:
+    def __call__(self, outputs: dict[str, np.ndarray], geometry: Geometry) -> Detections:
+        threshold = self.threshold
         pred = outputs[self.output_names[0]][0].T  # (N, 4 + C)
         cls_scores = pred[:, 4:]
         labels = cls_scores.argmax(1).astype(np.int32)

@@ -6,10 +6,10 @@ import numpy as np
 
 from zerocopy.detections import Detections
 from zerocopy.frames import Geometry
-from zerocopy.outputs.base import OutputDecoder
+from zerocopy.postprocess.base import Postprocessor
 
 
-class DetectionOutputDecoder(OutputDecoder):
+class DetectionOutput(Postprocessor):
     kind = "detection-output"
 
     def _rows(self, outputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -20,7 +20,8 @@ class DetectionOutputDecoder(OutputDecoder):
         name = self.output_names[0]
         return [{name: rows[rows[:, 0] == i][None, None]} for i in range(n)]
 
-    def decode(self, outputs: dict[str, np.ndarray], geometry: Geometry, threshold: float) -> Detections:
+    def __call__(self, outputs: dict[str, np.ndarray], geometry: Geometry) -> Detections:
+        threshold = self.threshold
         rows = self._rows(outputs)
         end = np.nonzero(rows[:, 0] < 0)[0]  # image_id == -1 ends the list
         if len(end):

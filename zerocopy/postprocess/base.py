@@ -1,4 +1,4 @@
-"""What every output decoder provides."""
+"""What every postprocessor (model outputs → detections) provides."""
 
 from __future__ import annotations
 
@@ -15,20 +15,22 @@ def split_batch_major(outputs: dict[str, np.ndarray], n: int) -> list[dict[str, 
     return [{k: v[i : i + 1] for k, v in outputs.items()} for i in range(n)]
 
 
-class OutputDecoder(ABC):
-    """Turns one frame's raw model outputs into `Detections` in source-frame pixels."""
+class Postprocessor(ABC):
+    """Turns one frame's raw model outputs into `Detections` in source-frame pixels, keeping those
+    that score at least `threshold` (bound here, once per run: the run loop never passes it)."""
 
     kind: str = ""
 
-    def __init__(self, input_w: int, input_h: int, output_names: list[str]):
+    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float = 0.5):
         self.input_w = input_w
         self.input_h = input_h
         self.output_names = output_names
+        self.threshold = threshold
 
     def split(self, outputs: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
         """Split a batch of `n` frames' outputs into one dict per frame (batch-major by default)."""
         return split_batch_major(outputs, n)
 
     @abstractmethod
-    def decode(self, outputs: dict[str, np.ndarray], geometry: Geometry, threshold: float) -> Detections:
-        """Decode one frame's outputs."""
+    def __call__(self, outputs: dict[str, np.ndarray], geometry: Geometry) -> Detections:
+        """One frame's detections."""

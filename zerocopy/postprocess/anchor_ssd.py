@@ -8,8 +8,8 @@ import numpy as np
 
 from zerocopy.detections import Detections
 from zerocopy.frames import Geometry
-from zerocopy.outputs.base import OutputDecoder
-from zerocopy.outputs.nms import nms
+from zerocopy.postprocess.base import Postprocessor
+from zerocopy.postprocess.nms import nms
 
 # Anchor layouts of the MediaPipe detectors, keyed by (input size, anchor count), so that a user's
 # own copy of one of these models decodes without a catalogue entry.
@@ -44,13 +44,13 @@ def _logit(p: float) -> float:
     return float(np.log(p / (1.0 - p))) - 1e-6  # a hair low: the exact test follows
 
 
-class AnchorSSDDecoder(OutputDecoder):
+class AnchorSSD(Postprocessor):
     kind = "anchor-ssd"
 
-    def __init__(self, input_w: int, input_h: int, output_names: list[str],
+    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float = 0.5, *,
                  strides: tuple[int, ...], anchors_per_stride: int,
                  box_from_keypoints: tuple[int, int] | None = None, nms_iou: float = 0.3):
-        super().__init__(input_w, input_h, output_names)
+        super().__init__(input_w, input_h, output_names, threshold)
         groups = anchor_groups(input_w, input_h, tuple(strides), anchors_per_stride)
         self.segments = [len(g) for g in groups]
         self.anchors = np.concatenate(groups)
@@ -77,7 +77,8 @@ class AnchorSSDDecoder(OutputDecoder):
                 per_frame[i][name] = np.concatenate([p[i] for p in parts])[None]
         return per_frame
 
-    def decode(self, outputs: dict[str, np.ndarray], geometry: Geometry, threshold: float) -> Detections:
+    def __call__(self, outputs: dict[str, np.ndarray], geometry: Geometry) -> Detections:
+        threshold = self.threshold
         raw, logits = self._boxes_scores(outputs)
         if len(raw) != len(self.anchors):
             raise ValueError(f"expected {len(self.anchors)} anchors, the model gave {len(raw)}")

@@ -1,4 +1,5 @@
-"""The run report: which path ran and why the better ones did not, timings, CPU, damage."""
+"""The run report: which path ran and why the better ones did not, the resolved configuration, timings,
+CPU, damage."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ from pathlib import Path
 import openvino as ov
 
 from zerocopy import __version__
+from zerocopy.config import RunConfig
 from zerocopy.infer.model import WrappedModel
-from zerocopy.paths import PathChoice
 from zerocopy.pipeline import RunResult
+from zerocopy.refusals import PathChoice, summary
 from zerocopy.stats import cpu_name, peak_rss_mb, summarise
 
 
-def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nireq: int,
-                 decode_threads: int | None = None) -> dict:
-    """`decode_threads`: FFmpeg's threads when the path decodes on the CPU (0: FFmpeg's choice)."""
+def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, config: RunConfig) -> dict:
+    """`config`: the run's, resolved (printed whole under "config"; `decode_threads` at the top is
+    FFmpeg's threads when the path decodes on the CPU, 0 meaning FFmpeg's choice, else None)."""
     frames = result.frames
     wall, cpu = result.clock.wall, result.clock.cpu
     spec = model.spec
@@ -26,18 +28,20 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, nir
         "zerocopy": __version__,
         "path": choice.name,
         "refused": choice.refused,
+        "refused_summary": summary(choice.reasons),  # the few words the CLI's summary line gives them
         "device": model.device,
         "model": {
             "name": spec.name,
             "file": str(spec.path),
-            "decoder": spec.decoder,
+            "decoder": spec.postprocess,  # the key predates the name "postprocess"
             "input": f"{model.width}x{model.height}",
             "resize": spec.resize,
             "feed": model.input_kind,
         },
-        "nireq": nireq,
+        "nireq": config.nireq,
         "batch": model.batch,
-        "decode_threads": decode_threads,
+        "decode_threads": config.decode_threads if choice.name == "software" else None,
+        "config": config.to_dict(),
         "frames": frames,
         "detections": result.detections,
         "setup_s": round(result.setup_s, 3),

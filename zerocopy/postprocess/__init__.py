@@ -1,19 +1,19 @@
-"""Output decoders, chosen from the catalogue or from the model's output shapes."""
+"""Postprocessing: a model's raw outputs → `Detections`, chosen from the catalogue or the output shapes."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from zerocopy.errors import ModelError
-from zerocopy.outputs.anchor_ssd import KNOWN_LAYOUTS, AnchorSSDDecoder
-from zerocopy.outputs.base import OutputDecoder
-from zerocopy.outputs.detection_output import DetectionOutputDecoder
-from zerocopy.outputs.yolo import YoloDecoder
+from zerocopy.postprocess.anchor_ssd import KNOWN_LAYOUTS, AnchorSSD
+from zerocopy.postprocess.base import Postprocessor
+from zerocopy.postprocess.detection_output import DetectionOutput
+from zerocopy.postprocess.yolo import Yolo
 
-DECODERS = ("anchor-ssd", "detection-output", "yolo")
+POSTPROCESSORS = ("anchor-ssd", "detection-output", "yolo")
 
 
-def guess_decoder(output_shapes: dict[str, tuple[int, ...]]) -> str:
+def guess_postprocess(output_shapes: dict[str, tuple[int, ...]]) -> str:
     """Pick a decoder from the output shapes alone, or explain why none fits."""
     shapes = list(output_shapes.values())
     if len(shapes) == 1 and len(shapes[0]) == 4 and shapes[0][-1] == 7:
@@ -23,12 +23,12 @@ def guess_decoder(output_shapes: dict[str, tuple[int, ...]]) -> str:
     if len(shapes) == 2 and all(len(s) == 3 for s in shapes) and sorted(s[2] for s in shapes)[0] == 1:
         return "anchor-ssd"
     raise ModelError(
-        f"cannot tell how to decode outputs {shapes}; pass --decoder ({', '.join(DECODERS)})"
+        f"cannot tell how to decode outputs {shapes}; pass --decoder ({', '.join(POSTPROCESSORS)})"
     )
 
 
-def make_decoder(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[int, ...]],
-                 options: dict[str, Any] | None = None) -> OutputDecoder:
+def make_postprocessor(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[int, ...]],
+                       options: dict[str, Any] | None = None, threshold: float = 0.5) -> Postprocessor:
     names = list(output_shapes)
     options = dict(options or {})
     if kind == "anchor-ssd":
@@ -39,12 +39,12 @@ def make_decoder(kind: str, input_w: int, input_h: int, output_shapes: dict[str,
                 raise ModelError(f"no known anchor layout for a {input_w}x{input_h} input with {anchors} "
                                  "anchors; use a catalogue model")
             options.update(layout)
-        return AnchorSSDDecoder(input_w, input_h, names, **options)
+        return AnchorSSD(input_w, input_h, names, threshold, **options)
     if kind == "detection-output":
-        return DetectionOutputDecoder(input_w, input_h, names)
+        return DetectionOutput(input_w, input_h, names, threshold)
     if kind == "yolo":
-        return YoloDecoder(input_w, input_h, names, **options)
-    raise ModelError(f"unknown decoder {kind!r}; choose from {', '.join(DECODERS)}")
+        return Yolo(input_w, input_h, names, threshold, **options)
+    raise ModelError(f"unknown postprocessing {kind!r}; choose from {', '.join(POSTPROCESSORS)}")
 
 
-__all__ = ["DECODERS", "OutputDecoder", "guess_decoder", "make_decoder"]
+__all__ = ["POSTPROCESSORS", "Postprocessor", "guess_postprocess", "make_postprocessor"]

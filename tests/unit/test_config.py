@@ -1,0 +1,132 @@
+"""The run configuration: declared once, checked once, the CLI's flags made from it, resolved by rule."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import pytest
+
+from zerocopy.cli.options import BENCH_SETTINGS, build_parser, config_from
+from zerocopy.config import RunConfig
+from zerocopy.errors import ConfigError, ZeroCopyError
+
+# What `detect` takes that is the caller's, not the run's: the inputs, where results go, how much to read.
+CALLER_OPTIONS = {"inputs", "json", "output", "report", "max_frames", "parallel", "quiet", "verbose"}
+
+
+def _dests(parser: argparse.ArgumentParser) -> set[str]:
+    return {a.dest for a in parser._actions if a.dest not in ("help",)}
+
+
+def _subparser(name: str) -> argparse.ArgumentParser:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[name]
+
+
+def test_detect_has_a_flag_for_every_setting_and_no_setting_of_its_own():
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    assert _dests(_subparser("detect")) - CALLER_OPTIONS == fields
+
+
+def test_bench_flags_are_settings_declared_once():
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    bench = _dests(_subparser("bench"))
+    assert set(BENCH_SETTINGS) <= fields and set(BENCH_SETTINGS) <= bench
+
+
+def test_every_setting_says_what_it_is():
+    for f in dataclasses.fields(RunConfig):
+        assert f.metadata["help"] and f.metadata["kind"].accepts, f.name
+
+
+def test_the_flags_build_the_same_config_as_the_api():
+    args = build_parser().parse_args(["detect", "x.mp4", "--nireq", "3", "--threshold", "0.6", "--decoder", "yolo",
+                                      "--ov-config", "A=1", "--ov-config", "B=2", "--reconnect",
+                                      "--decode-threads", "0"])
+    assert config_from(args) == RunConfig(nireq=3, threshold=0.6, postprocess="yolo", ov_config={"A": "1", "B": "2"},
+                                          reconnect=True, decode_threads=0)
+    assert config_from(build_parser().parse_args(["detect", "x.mp4"])) == RunConfig()
+
+
+@pytest.mark.parametrize("flags", [["--nireq", "0"], ["--nireq", "x"], ["--threshold", "1.5"], ["--batch", "-1"],
+                                   ["--decode-threads", "-1"], ["--reconnect-timeout", "0"], ["--ov-config", "noeq"],
+                                   ["--path", "gpu"]])
+def test_a_bad_flag_is_a_usage_error(flags, capsys):
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["detect", "x.mp4", *flags])
+    assert e.value.code == 2
+    assert "error:" in capsys.readouterr().err
+
+
+BAD = [  # (setting, value) pairs a user might pass, each refused with the setting's name
+    ("model", 123), ("model", None), ("model", ""),
+    ("threshold", "0.5"), ("threshold", 0), ("threshold", 1.5), ("threshold", True), ("threshold", float("nan")),
+    ("nireq", 0), ("nireq", True), ("nireq", 2.5), ("nireq", "4"),
+    ("batch", 0), ("batch", None), ("batch", 1.0),
+    ("decode_threads", -1), ("decode_threads", "2"),
+    ("device", None), ("device", 1),
+    ("path", "gpu"), ("path", None),
+    ("postprocess", "ssd"), ("resize", "crop"),
+    ("va_device", 5),
+    ("realtime", 1), ("reconnect", "yes"),
+    ("reconnect_timeout", 0), ("reconnect_timeout", True), ("reconnect_timeout", -5),
+    ("ov_config", ["A=1"]), ("ov_config", {1: "x"}),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), BAD, ids=[f"{n}={v!r}" for n, v in BAD])
+def test_a_bad_value_names_its_setting_and_what_it_accepts(name, value):
+    with pytest.raises(ConfigError) as e:
+        RunConfig(**{name: value})
+    assert e.value.setting == name
+    assert str(e.value).startswith(f"{name} must be ")
+    assert isinstance(e.value, ValueError) and isinstance(e.value, ZeroCopyError)
+
+
+def test_an_unknown_setting_is_named():
+    with pytest.raises(ConfigError, match="unknown setting 'treshold'"):
+        RunConfig.make({"treshold": 0.5})
+    with pytest.raises(ConfigError, match="unknown setting"):
+        RunConfig().replace(colour="red")
+
+
+def test_values_are_normalised_once():
+    from pathlib import Path
+
+    c = RunConfig(model=Path("m.xml"), threshold=1, ov_config=None, reconnect_timeout=5)
+    assert (c.model, c.threshold, c.ov_config, c.reconnect_timeout) == ("m.xml", 1.0, {}, 5.0)
+    assert isinstance(c.threshold, float)
+
+
+def test_it_travels_as_json_and_back():
+    import json
+
+    c = RunConfig(model="face", nireq=3, ov_config={"A": "1"}, reconnect=True)
+    assert RunConfig.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+
+
+def test_reconnect_is_part_of_the_live_policy():
+    live = RunConfig(reconnect=True, reconnect_timeout=7).live
+    assert live.reconnect and live.give_up_after == 7.0
+
+
+class _Spec:
+    threshold, resize, postprocess = 0.8, "letterbox", "anchor-ssd"
+
+
+def test_resolve_fills_in_what_the_model_and_the_machine_give():
+    from zerocopy.budget import decode_threads
+
+    c = RunConfig().resolve(spec=_Spec(), device="CPU", inputs=1)
+    assert (c.threshold, c.resize, c.postprocess, c.device) == (0.8, "letterbox", "anchor-ssd", "CPU")
+    assert c.decode_threads == decode_threads("CPU", 1)
+    assert c.nireq is None  # not known before the model is compiled
+    assert c.resolve(optimal_nireq=6, nireq_cap=4).nireq == 4
+    assert c.resolve(optimal_nireq=6).nireq == 6
+
+
+def test_resolve_keeps_what_was_asked_for():
+    c = RunConfig(threshold=0.3, resize="stretch", device="GPU", decode_threads=0, nireq=8)
+    r = c.resolve(spec=_Spec(), device="CPU", inputs=4, optimal_nireq=2, nireq_cap=4)
+    assert r == c

@@ -1,0 +1,103 @@
+"""The package's shape: no import cycles among its modules, no module too long to read."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import zerocopy
+
+ROOT = Path(zerocopy.__file__).parent
+MAX_LINES = 360  # "no module over ~350 lines": a module past this is doing more than one job
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    while node in parents:
+        node = parents[node]
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return True
+    return False
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the zerocopy modules it imports anywhere in it (in functions too: a cycle through a
+    lazy import is still a cycle in the design), except imports made for type checkers only."""
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        deps = set()
+        for node in ast.walk(tree):
+            if _type_checking_only(node, parents):
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + [base]).strip(".")
+                targets = [f"{base}.{a.name}" for a in node.names] + [base]
+            else:
+                continue
+            for target in targets:
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name and target != "zerocopy":
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every strongly connected group of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_back_through_others():
+    graph = import_graph()
+    assert "zerocopy.api" in graph and graph["zerocopy.api"], "the walk found no imports: it is broken"
+    assert cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_is_too_long_to_read():
+    long = {str(p.relative_to(ROOT)): n for p in ROOT.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}

@@ -1,0 +1,187 @@
+"""`zerocopy detect`: a `Detector` from the flags, its events into the sinks the flags ask for, the
+report, and a summary on stderr. The CLI is a client of the API: it adds only outputs and Ctrl-C."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from zerocopy.errors import ZeroCopyError
+from zerocopy.pipeline import RunResult
+from zerocopy.refusals import PathChoice, summary
+from zerocopy.sinks.drive import Progress, feed
+from zerocopy.sources import expand_inputs
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Where a run's results go and how much of the inputs it reads: the caller's side of a run."""
+
+    json: str | None = None
+    output: str | None = None  # the annotated MP4
+    report: str | None = None
+    max_frames: int | None = None
+    parallel: bool = False
+    progress: Progress | None = None
+
+
+@dataclass
+class DetectRun:
+    result: RunResult
+    choice: PathChoice
+    report: dict = field(default_factory=dict)
+
+
+def _sinks(out: Outputs, labels, inputs: int):
+    from zerocopy.sinks.jsonl import JsonlSink
+    from zerocopy.sinks.video import VideoSink
+
+    sinks = []
+    try:
+        if out.json:
+            sinks.append(JsonlSink(out.json, labels, with_source=inputs > 1))
+    except OSError as e:
+        raise ZeroCopyError(f"cannot write --json {out.json}: {e.strerror or e}") from None
+    if out.output:
+        sinks.append(VideoSink(out.output, labels, inputs=inputs))
+    return sinks
+
+
+def _name_outputs(report: dict, sinks) -> None:
+    """Each input's entry in the report names its annotated video."""
+    from zerocopy.sinks.video import VideoSink
+
+    for sink in sinks:
+        if isinstance(sink, VideoSink):
+            written = list(sink.outputs)
+            for entry in report["inputs"]:
+                match = next((i for i, (source, _) in enumerate(written) if source == entry["source"]), None)
+                if match is not None:
+                    entry["output"] = written.pop(match)[1]
+
+
+def run_detect(detector, inputs: Sequence[str], out: Outputs) -> DetectRun:
+    """Run `detector` over the inputs into the sinks `out` asks for, and write the report.
+
+    The path is tried in `auto` order until one commits (its first frame went through inference);
+    a refused one writes nothing. The sinks are made once and closed here, whichever path ran.
+    """
+    from zerocopy.report import write_report
+
+    inputs = expand_inputs(list(inputs))
+    sinks = _sinks(out, detector.spec.labels, len(inputs))
+    try:  # the time spent writing the outputs is the detector's "consumer" time: the report's `sinks`
+        feed(detector.events(inputs, max_frames=out.max_frames, keep_pictures=bool(out.output),
+                             parallel=out.parallel), sinks, out.progress)
+    finally:
+        for sink in sinks:
+            sink.close()
+    report = detector.report()
+    _name_outputs(report, sinks)
+    if out.report:
+        write_report(report, out.report)
+    return DetectRun(detector.result(), detector.choice, report)
+
+
+def _progress_factory(quiet: bool) -> Progress | None:
+    if quiet or not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    def make(source: str, total: int | None, position: int = 0):
+        return tqdm(total=total, desc=os.path.basename(source)[:30], unit="frame", leave=False,
+                    file=sys.stderr, dynamic_ncols=True, position=position)
+    return make
+
+
+def refuse_overwriting_inputs(args) -> None:
+    """An output naming an input would destroy it while it is read: refuse before any work."""
+    try:
+        inputs = [Path(p) for p in expand_inputs(list(args.inputs)) if Path(p).is_file()]
+    except ZeroCopyError:
+        return  # the run reports bad inputs itself
+    for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
+        if not target or target == "-" or not Path(target).exists():
+            continue
+        for p in inputs:
+            if os.path.samefile(p, target):
+                raise ZeroCopyError(f"cannot write {option} {target}: it is an input of this run")
+
+
+@contextlib.contextmanager
+def stop_on_sigint(stop: Callable[[], None]):
+    """The first Ctrl-C calls `stop()` (the run ends after the frames in flight, outputs complete);
+    a second one interrupts at once."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    asked = threading.Event()
+
+    def handler(signum, frame):
+        if asked.is_set():
+            raise KeyboardInterrupt
+        asked.set()
+        stop()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def cmd_detect(args, say: Callable[[str], None]) -> int:
+    from zerocopy.api import Detector
+    from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, config_from
+    from zerocopy.sinks import check_writable
+    from zerocopy.sinks.video import check_video_target
+
+    for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
+        check_writable(option, target)
+    if args.output:
+        check_video_target(args.output)
+    refuse_overwriting_inputs(args)
+    on_refusal = None
+    if args.verbose:
+        def on_refusal(name, device, why):
+            say(f"{name} path refused on {device}: {'; '.join(why)}; trying the next")
+    out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel,
+                  _progress_factory(args.quiet))
+    # a first use says what it downloads
+    with Detector(config=config_from(args), log=say, on_refusal=on_refusal) as detector, \
+            stop_on_sigint(detector.stop):
+        run = run_detect(detector, args.inputs, out)
+    report, result = run.report, run.result
+    if run.choice.reasons and not args.quiet and result.frames:
+        if args.verbose:
+            for path, reasons in run.choice.reasons.items():
+                say(f"{path} refused: {'; '.join(reasons)}")
+        say(f"path: {run.choice.name} (better paths refused: {summary(run.choice.reasons)}; "
+            "`zerocopy doctor` explains)")
+    for outcome in result.inputs:
+        if outcome.damage.damaged:
+            say(f"{outcome.source}: damaged stream, {outcome.frames} frames processed: {outcome.damage.summary()}")
+        if outcome.error:
+            say(outcome.error)
+    if not args.quiet and result.frames:
+        say(f"{report['frames']} frames, {report['detections']} detections, {report['fps']} fps, "
+            f"CPU {report['cpu']['percent']}% on the {run.choice.name} path ({report['device']}, "
+            f"nireq {report['nireq']}, batch {report['batch']})")
+        if report.get("latency"):
+            say(f"latency from a frame's arrival to its result: p50 {report['latency']['p50_ms']:.0f} ms, "
+                f"p95 {report['latency']['p95_ms']:.0f} ms")
+        sinks = report.get("sinks") or {}
+        if args.output and sinks.get("share", 0) >= 0.2:
+            say(f"writing the annotated video took {round(100 * sinks['share'])}% of the time (without it: roughly "
+                f"{sinks['fps_without']} fps; leave out --output to measure the pipeline alone)")
+    if result.interrupted:
+        say("interrupted; everything written so far is complete")
+        return EXIT_INTERRUPTED
+    return EXIT_FAIL if any(o.error for o in result.inputs) else EXIT_OK

@@ -1,0 +1,159 @@
+"""The command line's grammar and exit codes. The run settings' flags are made from `RunConfig`'s
+declarations (name, help, default, checks), so a setting is declared once and `detect`, `bench` and the
+API agree."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from zerocopy import __version__
+from zerocopy.catalog import CATALOG
+from zerocopy.config import PATHS, Kind, RunConfig
+from zerocopy.errors import ConfigError
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+# Flags a setting is also known by (older names keep working).
+ALIASES = {"postprocess": ("--decoder",)}
+# The settings bench takes (it runs every path itself and measures whole files, not live sources).
+BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold")
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows a default only when there is one and the help text does not already describe it."""
+
+    def _get_help_string(self, action):
+        if action.default in (None, [], False) or "default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def _value(name: str, kind: Kind):
+    """argparse's `type`: the text read as the setting reads it, and checked as the setting checks it."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind.parse(text)  # type: ignore[misc]
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e) if kind.repeat else f"not a number: {text!r}") from None
+        if kind.repeat:
+            return value
+        try:
+            return kind.check(name, value)
+        except ConfigError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    parse.__name__ = name  # argparse names the type in its error message
+    return parse
+
+
+def add_settings(parser: argparse.ArgumentParser, names: tuple[str, ...] | None = None) -> None:
+    """One flag per `RunConfig` setting (or those `names`), `--decode-threads` for `decode_threads`."""
+    for f in RunConfig.settings():
+        if names is not None and f.name not in names:
+            continue
+        kind: Kind = f.metadata["kind"]
+        flags = (f"--{f.name.replace('_', '-')}", *ALIASES.get(f.name, ()))
+        common: dict[str, Any] = {"dest": f.name, "help": f.metadata["help"]}
+        if kind.flag:
+            parser.add_argument(*flags, action="store_true", **common)
+        elif kind.choices:
+            parser.add_argument(*flags, choices=kind.choices, default=f.default, **common)
+        elif kind.repeat:
+            parser.add_argument(*flags, type=_value(f.name, kind), action="append", default=[],
+                                metavar=f.metadata["metavar"], **common)
+        else:
+            default = None if f.default is dataclasses.MISSING else f.default
+            parser.add_argument(*flags, type=_value(f.name, kind), default=default,
+                                metavar=f.metadata["metavar"], **common)
+
+
+def config_from(args: argparse.Namespace, names: tuple[str, ...] | None = None) -> RunConfig:
+    """The `RunConfig` the parsed flags ask for."""
+    given = {f.name: getattr(args, f.name) for f in RunConfig.settings() if names is None or f.name in names}
+    if "ov_config" in given:
+        given["ov_config"] = dict(given["ov_config"])
+    return RunConfig(**given)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text}")
+    return v
+
+
+def _path_list(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    bad = [p for p in names if p not in PATHS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown path(s) {', '.join(bad) or text!r}; choose from {', '.join(PATHS)}")
+    return list(dict.fromkeys(names))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="zerocopy",
+        description="Run OpenVINO models over video with the fewest copies the machine allows: "
+        "VA-API decode, scale_vaapi and remote NV12 tensors on Intel iGPUs, a copy path and a "
+        "software path where that cannot run.",
+    )
+    p.add_argument("--version", action="version", version=f"zerocopy {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    d = sub.add_parser("detect", help="detect objects in videos",
+                       description="Detect objects in one or more videos, frame by frame.",
+                       formatter_class=HelpFormatter)
+    d.add_argument("inputs", nargs="+", metavar="INPUT", help="video files, folders of them, or stream URLs")
+    add_settings(d)
+    d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
+    d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
+    d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU")
+    d.add_argument("--max-frames", type=_positive_int, metavar="N", help="stop after N frames of each input")
+    d.add_argument("--parallel", action="store_true",
+                   help="decode every input at once (each on its own thread) into one model and request queue; "
+                   "results per input in that input's order, one input ending or failing does not stop the others")
+    d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    d.add_argument("--verbose", action="store_true",
+                   help="say every reason each better path was refused (the summary names the main ones)")
+
+    b = sub.add_parser("bench", help="measure every path that can run here against the baseline",
+                       description="Run each path (and the OpenCV baseline) over the same input, interleaved "
+                       "A B A B so machine drift hits all alike, each run in its own process, warm-up frames "
+                       "excluded. Reports medians of FPS, per-stage latency, CPU per frame (also split by "
+                       "thread: decoding, the Python main thread, inference and other workers), peak memory, "
+                       "agreement with the software path, and the decode-only and inference-only limits.",
+                       formatter_class=HelpFormatter)
+    b.add_argument("input", metavar="INPUT", help="a video file")
+    b.add_argument("--paths", type=_path_list, help="comma-separated paths (default: all that can run + baseline)")
+    add_settings(b, BENCH_SETTINGS)
+    b.add_argument("--frames", type=_positive_int, default=300,
+                   help="measured frames per run (a shorter input: what it has after the warm-up, with a notice)")
+    b.add_argument("--warmup", type=_positive_int, default=30, help="frames run before measuring")
+    b.add_argument("--repeat", type=_positive_int, default=3, help="runs per path (medians are reported)")
+    b.add_argument("--streams", choices=("auto",),
+                   help="stream density instead: per path, the most copies of INPUT, each paced at its native rate "
+                   "and all at once into one model, kept in real time (every frame, p95 latency ≤ 1 s); "
+                   "--frames is then the frames per stream")
+    b.add_argument("--max-streams", type=_positive_int, default=16, metavar="N",
+                   help="with --streams auto: try at most this many streams")
+    b.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
+    b.add_argument("--markdown", metavar="FILE", help="write a Markdown table")
+    b.add_argument("--plot", metavar="FILE.png", help="write a PNG: preprocessing time, CPU per frame, FPS")
+
+    doc = sub.add_parser("doctor", help="what this machine offers each path, and a verdict per path",
+                         description="Check PyAV/FFmpeg, render nodes and VA display, OpenVINO devices, OpenCL "
+                         "and the native bridge, and say for each path whether it can run and why not. "
+                         "Always exits 0.")
+    doc.add_argument("--json", action="store_true", help="print the stable JSON form")
+
+    m = sub.add_parser("models", help="list or pull catalogue models")
+    msub = m.add_subparsers(dest="models_command", metavar="ACTION")
+    msub.add_parser("list", help="list the catalogue and what is cached")
+    pull = msub.add_parser("pull", help="download, verify and cache catalogue models")
+    pull.add_argument("names", nargs="*", metavar="NAME", help=f"models to pull (default: all: {', '.join(CATALOG)})")
+    return p

@@ -1,0 +1,208 @@
+"""Every setting of a run, declared once: its type, default, what it means, how it is checked and its
+command-line flag.
+
+`RunConfig` is what `Detector(**settings)` and `zerocopy detect`'s flags build (the CLI's options are
+generated from the declarations below, so the two cannot drift apart), what the pipeline, the path
+fronts and the bench's workers take whole, and what the report prints once resolved. A value is
+checked when the configuration is made, before any model or video is opened; a bad one raises
+`ConfigError` naming the setting and what it accepts. `resolve()` turns "auto" and None into what
+this machine and this model give (device, threshold, decoding threads, requests in flight).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zerocopy.catalog import DEFAULT_MODEL
+from zerocopy.errors import ConfigError
+from zerocopy.postprocess import POSTPROCESSORS
+
+PATHS = ("zero-copy", "copy", "software", "baseline")
+AUTO_ORDER = ("zero-copy", "copy", "software")
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one setting's values are checked (`check`, for the API and the CLI alike) and read from
+    the command line (`parse`: text → value; `flag`: a switch that takes no value)."""
+
+    accepts: str  # what it accepts, for the error message: "an integer ≥ 1"
+    test: Callable[[Any], bool]
+    convert: Callable[[Any], Any] = lambda v: v
+    parse: Callable[[str], Any] | None = str
+    choices: tuple[str, ...] | None = None
+    optional: bool = False  # None allowed (meaning "auto")
+    flag: bool = False
+    repeat: bool = False  # given once per item on the command line (KEY=VALUE pairs)
+
+    def check(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return None
+        try:
+            ok = self.test(value)
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise ConfigError(name, f"{name} must be {self.accepts}, not {value!r}")
+        return self.convert(value)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
+
+
+def integer(low: int, optional: bool = True) -> Kind:
+    return Kind(f"an integer ≥ {low}" + (" (or None: auto)" if optional else ""),
+                lambda v: _is_int(v) and v >= low, parse=int, optional=optional)
+
+
+def choice(*values: str, optional: bool = False) -> Kind:
+    return Kind(f"one of {', '.join(values)}" + (" (or None: per model)" if optional else ""),
+                lambda v: v in values, choices=values, optional=optional)
+
+
+def text(optional: bool = True) -> Kind:
+    return Kind("a string" + (" (or None)" if optional else ""), lambda v: isinstance(v, str | Path) and str(v) != "",
+                convert=str, optional=optional)
+
+
+def _pair(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"expected KEY=VALUE, got {item!r}")
+    return key.strip(), value.strip()
+
+
+SWITCH = Kind("True or False", lambda v: isinstance(v, bool), parse=None, flag=True)
+SCORE = Kind("a number in (0, 1] (or None: the model's own)", lambda v: _is_number(v) and 0 < v <= 1,
+             convert=float, parse=float, optional=True)
+SECONDS = Kind("a number of seconds > 0", lambda v: _is_number(v) and v > 0, convert=float, parse=float)
+PROPERTIES = Kind("a mapping of OpenVINO property names to values",
+                  lambda v: v is None or (isinstance(v, Mapping) and all(isinstance(k, str) and k for k in v)),
+                  convert=lambda v: dict(v or {}), parse=_pair, repeat=True)
+
+
+def setting(default: Any, kind: Kind, help: str, metavar: str | None = None) -> Any:
+    """A field of `RunConfig`: its default, how it is checked, and its one-line description."""
+    meta = {"kind": kind, "help": help, "metavar": metavar}
+    if isinstance(default, dict):
+        return field(default_factory=dict, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """The settings of a run. Made with keywords only; every value is checked here (`ConfigError`)."""
+
+    model: str = setting(DEFAULT_MODEL, text(optional=False),
+                         "catalogue name (`zerocopy models list`) or an IR/ONNX/TFLite file")
+    labels: str | None = setting(None, text(), "class names, one per line (for your own model)", "FILE")
+    postprocess: str | None = setting(
+        None, choice(*POSTPROCESSORS, optional=True),
+        "how the model's outputs become detections (default: from the catalogue or the output shapes)")
+    resize: str | None = setting(None, choice("letterbox", "stretch", optional=True),
+                                 "keep the aspect ratio with black bars, or fill the input (default: per model)")
+    path: str = setting("auto", choice("auto", *PATHS),
+                        "auto tries zero-copy, copy, then software, and says why each better path could not run; "
+                        "baseline is the OpenCV decode+resize pipeline to measure against")
+    device: str = setting("auto", text(optional=False),
+                          "OpenVINO device: auto (GPU if present, else CPU), GPU, CPU")
+    va_device: str | None = setting(None, text(), "VA-API render node for the GPU paths (default: the first Intel "
+                                    "/dev/dri/renderD*)", "NODE")
+    nireq: int | None = setting(None, integer(1), "inference requests in flight (default: the device's optimum, "
+                                "at least 2; at most 4 on the VA paths, whose surface pools they size)")
+    batch: int = setting(1, integer(1, optional=False), "frames per inference request")
+    threshold: float | None = setting(None, SCORE, "minimum detection score (default: the model's, 0.5 for your "
+                                      "own models)")
+    decode_threads: int | None = setting(
+        None, integer(0), "FFmpeg threads for CPU decoding on the software path; 0 lets FFmpeg use every core "
+        "(more FPS on heavy video; on light video, more CPU per frame and fewer FPS). Default: the cores CPU "
+        "inference does not use (1 on 2 cores), every core when inference runs on a GPU; with --parallel, one per "
+        "input (the cores divided among the inputs when inference runs on a GPU)", "N")
+    ov_config: dict[str, Any] = setting(
+        {}, PROPERTIES, "an OpenVINO property for compiling (repeatable), e.g. INFERENCE_NUM_THREADS=4; default: "
+        "PERFORMANCE_HINT=THROUGHPUT, and on the CPU half the cores for inference", "KEY=VALUE")
+    realtime: bool = setting(False, SWITCH, "pace file inputs at their own frame rate, as a camera delivers frames "
+                             "(live sources pace themselves); the report then gives each frame's arrival-to-result "
+                             "latency")
+    reconnect: bool = setting(False, SWITCH, "re-open a network source or camera that drops, with back-off (0.5 s "
+                              "doubling to 8 s); frames go on numbered in order, and the report counts each gap")
+    reconnect_timeout: float = setting(60.0, SECONDS, "with --reconnect: give up on a source after this long "
+                                       "without a frame", "SECONDS")
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, f.metadata["kind"].check(f.name, getattr(self, f.name)))
+
+    @classmethod
+    def settings(cls) -> tuple[dataclasses.Field, ...]:
+        return dataclasses.fields(cls)
+
+    @classmethod
+    def _known(cls, names: Iterable[str]) -> None:
+        """A `ConfigError` (not a `TypeError`) naming a setting that does not exist."""
+        known = {f.name for f in cls.settings()}
+        unknown = sorted(set(names) - known)
+        if unknown:
+            raise ConfigError(unknown[0], f"unknown setting {unknown[0]!r}; the settings are: "
+                              f"{', '.join(sorted(known))}")
+
+    @classmethod
+    def make(cls, settings: Mapping[str, Any]) -> RunConfig:
+        cls._known(settings)
+        return cls(**settings)
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with `changes` (checked like any setting)."""
+        self._known(changes)
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (the bench sends it to its workers this way; the report prints it resolved)."""
+        return {f.name: getattr(self, f.name) for f in self.settings()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
+        return cls.make(data)
+
+    @property
+    def live(self):
+        """How live sources are waited for and reconnected (`decode.live.LivePolicy`)."""
+        from zerocopy.decode.live import LivePolicy
+
+        return LivePolicy(reconnect=self.reconnect, give_up_after=self.reconnect_timeout)
+
+    def resolve(self, *, spec: Any = None, device: str | None = None, inputs: int = 1,
+                optimal_nireq: int | None = None, nireq_cap: int | None = None) -> RunConfig:
+        """This configuration with "auto"/None replaced by what is known now (each rule lives here):
+
+        - `threshold`, `resize`, `postprocess`: the model's own (`spec`, an `infer.model.ModelSpec`);
+        - `device`: the device a path infers on (`infer.model.pick_device`'s answer);
+        - `decode_threads`: `budget.decode_threads` for the device and the `inputs` decoded at once;
+        - `nireq`: the compiled model's `optimal_nireq`, capped at the path's `nireq_cap` (the VA paths'
+          surface pools) unless it was given.
+        What is not known yet stays as it was; a resolved value is never changed again.
+        """
+        from zerocopy.budget import decode_threads
+
+        changes: dict[str, Any] = {}
+        if device is not None and self.device.lower() == "auto":
+            changes["device"] = device
+        if spec is not None:
+            for name in ("threshold", "resize", "postprocess"):
+                if getattr(self, name) is None:
+                    changes[name] = getattr(spec, name)
+        if self.decode_threads is None and device is not None:
+            changes["decode_threads"] = decode_threads(device, inputs)
+        if self.nireq is None and optimal_nireq is not None:
+            changes["nireq"] = min(optimal_nireq, nireq_cap) if nireq_cap else optimal_nireq
+        return dataclasses.replace(self, **changes) if changes else self

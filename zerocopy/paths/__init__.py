@@ -1,0 +1,41 @@
+"""The pipeline paths as compositions of stages, and the order `auto` tries them in.
+
+Every path ends in the same place: a `PreparedFrame` whose inputs fit the shared wrapped model.
+Only decode, resize and hand-off differ between them:
+
+| path      | decode                 | preprocess                               | hand-off                         |
+|-----------|------------------------|------------------------------------------|----------------------------------|
+| zero-copy | VA-API, frames on GPU  | scale_vaapi (+ pad_vaapi)                | VA surface → remote NV12 tensors |
+| copy      | VA-API, frames on GPU  | scale_vaapi, hwdownload (small)          | host NV12 arrays                 |
+| software  | FFmpeg on the CPU      | swscale from the decoded planes          | host NV12 arrays                 |
+| baseline  | OpenCV `grab()`        | full-size BGR (`retrieve()`), cv2.resize | host BGR array                   |
+
+The contracts are in `base.py`; a new path is a `Front` (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from zerocopy.config import AUTO_ORDER, PATHS
+from zerocopy.paths.base import FrameStream, Front, OpenRequest, PreparedStream
+from zerocopy.paths.host import BaselineFront, SoftwareFront
+from zerocopy.paths.vaapi import VA_NIREQ, CopyFront, ZeroCopyFront
+
+
+def front_for(name: str) -> Front:
+    """The front of a named path (`baseline` needs OpenCV: an `ImportError`-based refusal if missing)."""
+    if name == "software":
+        return SoftwareFront()
+    if name == "copy":
+        return CopyFront()
+    if name == "zero-copy":
+        return ZeroCopyFront()
+    if name == "baseline":
+        from zerocopy.decode.opencv import import_cv2
+
+        import_cv2()
+        return BaselineFront()
+    raise ValueError(f"unknown path {name!r}")
+
+
+__all__ = ["AUTO_ORDER", "PATHS", "VA_NIREQ", "BaselineFront", "CopyFront", "FrameStream", "Front", "OpenRequest",
+           "PreparedStream", "SoftwareFront", "ZeroCopyFront", "front_for"]

@@ -1,0 +1,128 @@
+"""The contracts between a path's own stages and the shared run loop.
+
+A `Front` is what differs between paths: how an input is opened, decoded and prepared into model
+inputs (a `FrameStream` of `PreparedFrame`s), how those inputs are handed to a request, and what this
+machine must offer for the path to run at all. Everything after it (model, requests, postprocessing,
+sinks) is shared.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from zerocopy.config import RunConfig
+from zerocopy.decode.base import VideoDecoder
+from zerocopy.decode.damage import DamageReport
+from zerocopy.frames import Geometry, PreparedFrame
+
+if TYPE_CHECKING:
+    from zerocopy.decode.vaapi import VASession
+    from zerocopy.infer.model import WrappedModel
+    from zerocopy.infer.queue import Handoff
+    from zerocopy.probe import Facts
+
+# prepare(picture) → (model inputs, geometry, object to keep alive until inference ends, picture to draw on)
+Prepare = Callable[[Any], tuple[dict[str, Any], Geometry, Any, Any]]
+
+
+@dataclass(frozen=True)
+class OpenRequest:
+    """What a front needs to open an input: the wrapped model it feeds (input names and size, resize
+    mode, batch, OpenVINO core), the run's resolved configuration (decoding threads, realtime, the
+    live policy), the run's VA session (VA paths) and whether the decoded pictures are wanted."""
+
+    model: WrappedModel
+    config: RunConfig
+    va: VASession
+    keep_pictures: bool = False
+
+
+class FrameStream(Protocol):
+    """One open input, prepared for the model."""
+
+    rate: float
+    expected_frames: int | None
+    context: Any  # a remote context the model must be compiled with, or None
+    live: bool  # frames come as they happen (a live source, a paced file), not as fast as they decode
+
+    def __iter__(self) -> Iterator[PreparedFrame]: ...
+    def frame_ready(self) -> bool: ...
+    def damage_report(self) -> DamageReport: ...
+    def interrupt(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class Front(Protocol):
+    """The path-specific stages."""
+
+    name: str
+    input_kind: str  # "nv12" | "bgr"
+    memory_type: str | None  # "GPU_SURFACE" for remote tensors
+    devices: tuple[str, ...]  # where this path may infer, best first
+    nireq_cap: int | None  # requests in flight when --nireq is not given (None: the device's optimum)
+
+    def refusals(self, facts: Callable[[], Facts], config: RunConfig) -> list[str]:
+        """Why this machine cannot run the path at all (checked before any input is opened; `facts()`
+        gathers what the machine offers, once per run); [] when it may."""
+        ...
+
+    def open(self, source: str | Path, req: OpenRequest) -> FrameStream: ...
+    def handoff(self, model: WrappedModel, stream: FrameStream) -> Handoff: ...
+
+
+class PreparedStream:
+    """A `FrameStream`: a decoder's frames prepared into model inputs by `prepare`."""
+
+    context: Any = None
+    bridge: Any = None  # the native bridge, on the VA paths
+
+    def __init__(self, decoder: VideoDecoder, prepare: Prepare):
+        self.decoder, self.prepare = decoder, prepare
+        self.rate = decoder.rate
+        self.expected_frames = decoder.expected_frames
+        self.live = decoder.live or decoder.realtime
+        self._frames = self._generate()
+        self._primed: list[PreparedFrame] = []
+
+    def _generate(self) -> Iterator[PreparedFrame]:
+        for index, decoded in enumerate(self.decoder.frames()):
+            picture, decode_ms, pts = decoded
+            t0 = time.perf_counter()
+            inputs, g, keepalive, shown = self.prepare(picture)
+            pre_ms = (time.perf_counter() - t0) * 1e3
+            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms, picture=shown,
+                                keepalive=keepalive, arrived=decoded.arrived)
+
+    def prime(self) -> PreparedFrame | None:
+        """Prepare the first frame now, so that a path that cannot handle the input fails at open."""
+        if not self._primed:
+            first = next(self._frames, None)
+            if first is None:
+                return None
+            self._primed.append(first)
+        return self._primed[0]
+
+    def __iter__(self) -> Iterator[PreparedFrame]:
+        yield from self._primed
+        self._primed = []
+        yield from self._frames
+
+    def damage_report(self) -> DamageReport:
+        """Complete once the stream is closed (FFmpeg's messages are gathered at close)."""
+        return self.decoder.damage
+
+    def frame_ready(self) -> bool:
+        """Whether the next frame is decoded already (False: it must still come from the source)."""
+        return bool(self._primed) or self.decoder.frames_ready > 0
+
+    def interrupt(self) -> None:
+        """Stop reading, from any thread: a live source's wait for data or for a reconnection ends now."""
+        self.decoder.interrupt()
+
+    def close(self) -> None:
+        self.decoder.close()
+        self._frames.close()

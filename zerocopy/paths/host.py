@@ -1,0 +1,71 @@
+"""The paths that hand OpenVINO host arrays from a CPU decoder: `software` and the OpenCV `baseline`."""
+
+from __future__ import annotations
+
+from zerocopy.paths.base import FrameStream, OpenRequest, PreparedStream
+
+
+class HostFront:
+    """Shared by the paths that hand OpenVINO host arrays."""
+
+    memory_type: str | None = None
+    devices: tuple[str, ...] = ("GPU", "CPU")
+    nireq_cap: int | None = None
+
+    def refusals(self, facts, config) -> list[str]:
+        return []
+
+    def handoff(self, model, stream):
+        from zerocopy.handoff.host import HostHandoff
+
+        return HostHandoff(model.input_names)
+
+
+class SoftwareFront(HostFront):
+    """FFmpeg decode on the CPU (on its own thread) → swscale from the planes → host NV12."""
+
+    name = "software"
+    input_kind = "nv12"
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        from zerocopy.decode.pyav import PyAVDecoder
+        from zerocopy.resize.planes import PlaneResizer
+
+        model, config = req.model, req.config
+        # Planes are copied into the request at bind, so a few buffers suffice whatever nireq is.
+        resizer = PlaneResizer(model.width, model.height, model.spec.resize, ring=model.batch + 2)
+        y_name, uv_name = model.input_names
+
+        def prepare(frame):
+            y, uv, g = resizer(frame)
+            return {y_name: y, uv_name: uv}, g, None, frame if req.keep_pictures else None
+
+        decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime, policy=config.live)
+        return PreparedStream(decoder, prepare)
+
+
+class BaselineFront(HostFront):
+    """What the classic OpenVINO demo does: OpenCV decode to BGR, `cv2.resize`, BGR input."""
+
+    name = "baseline"
+    input_kind = "bgr"
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        import av
+
+        from zerocopy.decode.live import Paced
+        from zerocopy.decode.opencv import OpenCVDecoder
+        from zerocopy.resize.bgr import BGRResizer
+
+        model = req.model
+        decoder = OpenCVDecoder(source)
+        resizer = BGRResizer(decoder.cv2, model.width, model.height, model.spec.resize)
+        (name,) = model.input_names
+
+        def prepare(grabbed):
+            bgr = grabbed.bgr()  # the full-size conversion: preprocessing, as in the classic demo
+            tensor, g = resizer(bgr)
+            shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_pictures else None
+            return {name: tensor}, g, None, shown
+
+        return PreparedStream(Paced(decoder) if req.config.realtime else decoder, prepare)

@@ -1,0 +1,161 @@
+"""The VA-API paths: decode on the GPU and `scale_vaapi` there, then either hand the scaled surface to
+OpenVINO as remote NV12 tensors (`zero-copy`) or download the small frame (`copy`).
+
+Every failure on the way to the first prepared frame (no bridge, a PyAV too old, a node that cannot
+be opened, a codec the GPU cannot decode, a graph the driver refuses) is a `PathUnavailable` with a
+coded `Reason`, so `auto` moves on to the next path and says why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerocopy.errors import PathUnavailable
+from zerocopy.frames import PreparedFrame
+from zerocopy.paths.base import FrameStream, OpenRequest, Prepare, PreparedStream
+from zerocopy.paths.host import HostFront
+from zerocopy.refusals import Code, Reason
+
+VA_NIREQ = 4  # requests in flight on the VA paths unless --nireq says otherwise (sizes the surface pools)
+
+
+class _VAFront:
+    """What both VA paths share: their static checks and how an input is opened and primed."""
+
+    name = ""
+    nireq_cap: int | None = VA_NIREQ
+    download = False
+
+    def refusals(self, facts, config) -> list[str]:
+        from zerocopy.probe import refusals
+
+        letterbox = config.resize == "letterbox"
+        return refusals(facts(), config.batch, letterbox, config.device, config.va_device).get(self.name, [])
+
+    def _open(self, source, req: OpenRequest) -> tuple[Any, PreparedStream, PreparedFrame]:
+        """VA-API decoder (on the run's shared VA device) + scale_vaapi graph; the first frame prepared."""
+        from zerocopy.bridge import BridgeUnavailable, LayoutError, load_bridge
+        from zerocopy.decode.vaapi import hw_owned_support, open_vaapi
+        from zerocopy.resize.vaapi import VaapiScaler
+
+        try:
+            bridge = load_bridge()
+        except BridgeUnavailable as e:
+            raise PathUnavailable({self.name: Reason(Code.NO_BRIDGE, f"native bridge: {e}")}) from None
+        old_pyav = hw_owned_support()
+        if old_pyav:
+            raise PathUnavailable({self.name: Reason(Code.PYAV_TOO_OLD, old_pyav)})
+        model, config, va = req.model, req.config, req.va
+        node = va.open_node(self.name)
+        scaler = VaapiScaler(bridge, model.width, model.height, model.spec.resize, download=self.download,
+                             picture=req.keep_pictures)
+        decoder = open_vaapi(source, node, self.name, config.realtime, config.live)
+        decoder.on_reopen = lambda d: va.share(bridge, d)  # a reconnected source decodes on the run's device too
+        try:
+            va.share(bridge, decoder)
+        except (BridgeUnavailable, LayoutError) as e:
+            decoder.close()
+            raise PathUnavailable({self.name: Reason(
+                Code.VA_DEVICE, f"cannot decode {source} on the run's VA device: {e}")}) from None
+        stream = PreparedStream(decoder, _adopting(bridge, va, self._scale(scaler, model)))
+        stream.bridge = bridge
+        return bridge, stream, prime(self.name, stream, source)
+
+    def _scale(self, scaler, model) -> Prepare:
+        raise NotImplementedError
+
+
+def prime(name: str, stream: PreparedStream, source) -> PreparedFrame:
+    """The first frame through a VA path's stages now (while the input is opened), every failure a
+    refusal of the path `name`."""
+    import av
+
+    from zerocopy.bridge import BridgeUnavailable, LayoutError
+    from zerocopy.decode.pyav import NothingDecodes
+    from zerocopy.decode.vaapi import codec_label
+
+    try:
+        first = stream.prime()
+    except NothingDecodes as e:
+        label = codec_label(stream.decoder)
+        stream.close()
+        raise PathUnavailable({name: Reason(Code.CODEC, f"the GPU cannot decode {label} ({e})")}) from None
+    except (av.FFmpegError, BridgeUnavailable, LayoutError, RuntimeError, ValueError, OSError) as e:
+        stream.close()
+        raise PathUnavailable({name: Reason(
+            Code.VA_FIRST_FRAME, f"VA-API pipeline failed on the first frame: {e}")}) from None
+    if first is None:
+        damage = stream.damage_report().summary()
+        stream.close()
+        raise PathUnavailable({name: Reason(Code.VA_FIRST_FRAME, f"VA-API decoded no frame of {source} ({damage})")})
+    return first
+
+
+def _adopting(bridge, va, scale: Prepare) -> Prepare:
+    """`scale` behind the adoption of the run's VA device from its first frame."""
+
+    def prepare(frame):
+        if va.device is None:
+            va.adopt(bridge, frame)
+        return scale(frame)
+
+    return prepare
+
+
+class CopyFront(_VAFront, HostFront):
+    """VA-API decode and scale_vaapi on the GPU, then download the small NV12 frame."""
+
+    name = "copy"
+    input_kind = "nv12"
+    download = True
+
+    def _scale(self, scaler, model) -> Prepare:
+        from zerocopy.resize.planes import PlaneResizer
+
+        unpack = PlaneResizer(model.width, model.height, "stretch", ring=model.batch + 2)  # same size: a copy
+        y_name, uv_name = model.input_names
+
+        def scale(frame):
+            small, shown, g = scaler(frame)
+            y, uv, _ = unpack(small)
+            return {y_name: y, uv_name: uv}, g, None, shown
+
+        return scale
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        return self._open(source, req)[1]
+
+
+class ZeroCopyFront(_VAFront):
+    """VA-API decode, scale_vaapi, and the scaled surface handed to OpenVINO as remote tensors."""
+
+    name = "zero-copy"
+    input_kind = "nv12"
+    memory_type = "GPU_SURFACE"
+    devices = ("GPU",)
+
+    def _scale(self, scaler, model) -> Prepare:
+        def scale(frame):
+            surface, shown, g = scaler(frame)
+            return {}, g, surface, shown
+
+        return scale
+
+    def open(self, source, req: OpenRequest) -> FrameStream:
+        from zerocopy.handoff.surface import va_context
+
+        bridge, stream, first = self._open(source, req)
+        va = req.va
+        try:
+            if va.context is None:  # one remote context per run: every input decodes on this display
+                va.context = va_context(req.model.core, bridge.display_capsule(first.keepalive))
+        except PathUnavailable:
+            stream.close()
+            raise
+        stream.context = va.context
+        return stream
+
+    def handoff(self, model, stream):
+        from zerocopy.handoff.surface import SurfaceHandoff
+
+        return SurfaceHandoff(stream.context, model.input_names, stream.bridge)

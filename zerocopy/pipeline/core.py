@@ -1,0 +1,190 @@
+"""The run loop's shared half: compile, make the request queue, try the first frame, turn results
+into events; and the rule for whether a failure refuses the path (so `auto` moves on) or is the
+input's or the model's.
+
+`Pipeline.events()` is a generator: the caller's loop drives it (pull-based), and closing it early
+releases everything. Inputs run one after the other (`sequential.py`) or all at once
+(`parallel.py`); either way the calling thread prepares, submits and delivers, decoders may run
+ahead on threads of their own and OpenVINO infers on its own. Results come out in frame order.
+`stop()` (what the CLI's Ctrl-C does) stops reading and lets the requests in flight finish, so
+whatever the caller wrote stays valid.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+
+from zerocopy.bridge.layout import LayoutError
+from zerocopy.config import RunConfig
+from zerocopy.decode.vaapi import VASession
+from zerocopy.errors import InferenceError, ModelError, PathUnavailable, ZeroCopyError, openvino_reason
+from zerocopy.frames import PreparedFrame
+from zerocopy.infer.model import WrappedModel
+from zerocopy.infer.queue import InferenceScheduler, Result
+from zerocopy.paths.base import FrameStream, Front, OpenRequest
+from zerocopy.pipeline.events import Event, FrameDone, InputOutcome, RunResult
+from zerocopy.refusals import Code, Reason
+from zerocopy.stats import RunClock, StageTimes
+
+FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request is refused, not waited on
+# What binding a frame to a request may raise when the GPU, its driver or the bridge cannot cope
+# (create_tensor_nv12 / set_tensor raise RuntimeError or TypeError; the bridge its own errors).
+_BIND_ERRORS = (RuntimeError, TypeError, ValueError, LayoutError, ZeroCopyError)
+
+
+class Pipeline:
+    """Runs inputs through one path (`front`) on one device, with `config` (resolved for that device
+    and the `inputs` decoded at once; its `nireq` is resolved once the model is compiled).
+
+    The model is compiled when the first input is open, because the zero-copy path's compile target
+    (a VA remote context) comes from that input's first frame. The path is *committed* only once the
+    first frame went through preparation, binding and inference: until then no event leaves, and a
+    failure on a GPU path or a GPU device raises `PathUnavailable`, so `auto` can go on to the next
+    path with the reason.
+    """
+
+    def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
+                 keep_pictures: bool = False, stop_event: threading.Event | None = None):
+        self.model, self.front, self.inputs, self.keep_pictures = model, front, inputs, keep_pictures
+        self.asked = config  # as resolved before compiling; `config` adds what compiling tells
+        self.config = config
+        self.stop_event = stop_event or threading.Event()
+        self._streams: set[FrameStream] = set()  # open now: stop() interrupts their reading
+        self.stages = StageTimes()
+        self.detections = 0
+        self.scheduler: InferenceScheduler | None = None
+        self.committed = False
+        self.va = VASession(config.va_device)  # one VA device (and remote context) for all of a run's inputs
+        self._context = None
+        self.clock: RunClock | None = None
+        self.setup_s = 0.0
+        self.outcomes: list[InputOutcome] = []
+        self.interrupted = False
+        self.latency_ms: list[float] = []
+
+    @property
+    def device(self) -> str:
+        return self.config.device
+
+    @property
+    def nireq(self) -> int:
+        return self.config.nireq or 0
+
+    def stop(self) -> None:
+        """Stop reading; the frames in flight still come out. Safe from any thread or a signal handler."""
+        self.stop_event.set()
+        for stream in list(self._streams):  # a live source waiting for data or for a reconnection
+            stream.interrupt()
+
+    @property
+    def refusable(self) -> bool:
+        """Whether a failure before commit means 'this path cannot run here' rather than a user error:
+        on the VA paths and on a GPU it is the machine's; on the CPU it is the model's or the input's."""
+        return self.front.name in ("zero-copy", "copy") or self.device.split(".")[0] == "GPU"
+
+    def _refuse(self, code: Code, stage: str, e: BaseException) -> PathUnavailable:
+        """`stage` names what failed ("" when the message says it already)."""
+        why = openvino_reason(e) if isinstance(e, RuntimeError) else str(e)
+        return PathUnavailable({self.front.name: Reason(code, f"{stage}: {why}" if stage else why)})
+
+    def open(self, source: str) -> FrameStream:
+        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_pictures))
+        self._streams.add(stream)
+        if self.stop_event.is_set():  # stopped while it was opening
+            self.stop()
+        return stream
+
+    def forget(self, stream: FrameStream) -> None:
+        self._streams.discard(stream)
+
+    def activate(self, stream: FrameStream) -> InferenceScheduler:
+        """Compile (again, if the remote context changed) and make the scheduler (again, after a
+        failed request: OpenVINO's queue rethrows a failure from then on)."""
+        if self.model.compiled is None or stream.context is not self._context:
+            try:
+                self.model.compile(self.device, stream.context, self.config.ov_config, self.inputs)
+            except ModelError as e:
+                if not self.committed and self.refusable:
+                    raise self._refuse(Code.COMPILE, "", e) from None
+                raise
+            self._context = stream.context
+            self.scheduler = None
+            self.config = self.asked.resolve(optimal_nireq=self.model.optimal_nireq, nireq_cap=self.front.nireq_cap)
+            if self.clock is not None and not self.setup_s:
+                self.setup_s = self.clock.restart()
+        if self.scheduler is None:
+            self.scheduler = InferenceScheduler(self.model, self.front.handoff(self.model, stream), self.nireq)
+        return self.scheduler
+
+    def trial(self, scheduler: InferenceScheduler, first: PreparedFrame) -> list[Result]:
+        """The first frame through bind and inference, before anything leaves."""
+        try:
+            scheduler.submit([first])
+        except _BIND_ERRORS as e:
+            if self.refusable:
+                raise self._refuse(Code.BIND, f"binding the first frame on {self.device} failed", e) from None
+            raise
+        try:
+            return list(scheduler.results(wait=True, timeout=FIRST_INFERENCE_TIMEOUT_S))
+        except InferenceError as e:
+            if self.refusable:
+                raise self._refuse(Code.FIRST_INFERENCE, f"first frame on {self.device}", e) from None
+            raise
+
+    def note_no_frame(self, outcome: InputOutcome) -> None:
+        """An input that ended without a frame, an error of its own or a stop: say so (and where
+        reading stopped early, why)."""
+        if not outcome.frames and not outcome.error and not self.stop_event.is_set():
+            stopped = outcome.damage.stopped_early
+            outcome.error = f"{outcome.source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
+
+    def done(self, source: str, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
+        t0 = time.perf_counter()
+        assert self.model.postprocessor is not None
+        dets = self.model.postprocessor(r.outputs, r.frame.geometry)
+        now = time.perf_counter()
+        self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, (now - t0) * 1e3)
+        self.detections += len(dets)
+        if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
+            self.latency_ms.append((now - r.frame.arrived) * 1e3)
+        outcome.frames += 1
+        outcome.ended = now
+        return FrameDone(source, r.frame, dets, input)
+
+    def events(self, sources: Sequence[str], max_frames: int | None = None) -> Iterator[Event]:
+        """`InputBegin`, `FrameDone`… and `InputEnd` per source. A path that cannot handle the inputs
+        raises `PathUnavailable` before the first event; an input it cannot handle after that ends with
+        its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over.
+
+        One input after the other; or, with `inputs` > 1, all at once, each decoded on a thread of its
+        own and all feeding the one compiled model and request queue: events of different inputs
+        interleave, each input's frames in their order, and one input ending or failing does not stop
+        the others.
+        """
+        from zerocopy.pipeline.parallel import parallel_events
+        from zerocopy.pipeline.sequential import sequential_events
+
+        self.clock = RunClock()
+        self.outcomes = []
+        run = parallel_events if self.inputs > 1 and len(sources) > 1 else sequential_events
+        try:
+            yield from run(self, [str(s) for s in sources], max_frames)
+        except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
+            self.interrupted = True
+        finally:
+            self.close()
+            self.clock.stop()
+
+    def close(self) -> None:
+        """Release the requests and the compiled model, then the VA device they may use (idempotent)."""
+        self.scheduler = None
+        self._context = None
+        self.model.release()
+        self.va.close()
+
+    def result(self, sink_s: float = 0.0) -> RunResult:
+        interrupted = self.interrupted or self.stop_event.is_set()
+        return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
+                         self.setup_s, sink_s, list(self.latency_ms))

@@ -1,0 +1,70 @@
+"""What a run yields (`InputBegin`, `FrameDone`, `InputEnd`) and what it sums up to (`RunResult`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from zerocopy.decode.damage import DamageReport
+from zerocopy.detections import Detections
+from zerocopy.frames import PreparedFrame
+from zerocopy.stats import RunClock, StageTimes
+
+
+@dataclass
+class InputOutcome:
+    source: str
+    frames: int = 0
+    error: str | None = None
+    damage: DamageReport = field(default_factory=DamageReport)
+    started: float | None = None  # perf_counter when it began, and at its last result
+    ended: float | None = None
+
+    @property
+    def fps(self) -> float:
+        span = (self.ended or 0.0) - (self.started or 0.0)
+        return round(self.frames / span, 2) if self.frames and span > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class InputBegin:
+    source: str
+    rate: float
+    expected_frames: int | None
+    input: int = 0  # the input's place in the run's list
+
+
+@dataclass(frozen=True)
+class FrameDone:
+    source: str
+    frame: PreparedFrame
+    detections: Detections
+    input: int = 0
+
+
+@dataclass(frozen=True)
+class InputEnd:
+    """Every input ends with one, `began` or not (an input that could not be opened did not)."""
+
+    source: str
+    outcome: InputOutcome
+    began: bool = True
+    input: int = 0
+
+
+Event = InputBegin | FrameDone | InputEnd
+
+
+@dataclass
+class RunResult:
+    inputs: list[InputOutcome]
+    stages: StageTimes
+    clock: RunClock
+    detections: int = 0
+    interrupted: bool = False
+    setup_s: float = 0.0  # opening the first input and compiling the model, not in the clock
+    sink_s: float = 0.0  # wall time spent in the sinks (the annotated MP4's encoder, mostly), in the clock
+    latency_ms: list[float] = field(default_factory=list)  # arrival → result, for live or paced inputs
+
+    @property
+    def frames(self) -> int:
+        return sum(i.frames for i in self.inputs)

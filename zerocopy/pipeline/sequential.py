@@ -1,0 +1,88 @@
+"""Inputs one after the other, on the calling thread: open, (compile and try the first frame), then
+submit and deliver in order until the input ends, a stop, or `max_frames`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from zerocopy.errors import InferenceError, InputError, PathUnavailable
+from zerocopy.frames import PreparedFrame
+from zerocopy.infer.queue import InferenceScheduler, Result
+from zerocopy.pipeline.events import Event, InputBegin, InputEnd, InputOutcome
+
+if TYPE_CHECKING:
+    from zerocopy.pipeline.core import Pipeline
+
+
+def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -> Iterator[Event]:
+    for index, source in enumerate(sources):
+        if p.stop_event.is_set():
+            break
+        outcome = InputOutcome(source)
+        p.outcomes.append(outcome)
+        begun = False
+        try:
+            for event in _input_events(p, source, outcome, max_frames, index):
+                begun = begun or isinstance(event, InputBegin)
+                yield event
+        except InputError as e:
+            outcome.error = str(e)
+        except (InferenceError, PathUnavailable) as e:
+            if not p.committed:
+                raise
+            outcome.error = f"{source}: {e}"
+        p.note_no_frame(outcome)
+        yield InputEnd(source, outcome, begun, index)
+
+
+def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: int | None,
+                  index: int) -> Iterator[Event]:
+    stream = p.open(source)
+    scheduler: InferenceScheduler | None = None
+    try:
+        scheduler = p.activate(stream)
+        frames = iter(stream)
+        ready: list[Result] = []
+        taken = 0
+        if not p.committed:
+            first = next(frames, None)
+            if first is not None:
+                ready = p.trial(scheduler, first)
+                taken = 1
+                p.committed = True
+        outcome.started = time.perf_counter()
+        yield InputBegin(source, stream.rate, stream.expected_frames, index)
+        for r in ready:
+            yield p.done(source, r, outcome, index)
+        batch = p.model.batch
+        pending: list[PreparedFrame] = []
+        for n, item in enumerate(frames, start=taken):
+            if p.stop_event.is_set() or (max_frames is not None and n >= max_frames):
+                break
+            pending.append(item)
+            if len(pending) == batch:
+                scheduler.submit(pending)
+                pending = []
+            # A live input's next frame is not there yet: deliver what is in flight when it is done,
+            # not when that frame comes (a source's frame interval later).
+            idle = not pending and stream.live and not stream.frame_ready()
+            for r in scheduler.results(wait=idle):
+                yield p.done(source, r, outcome, index)
+        if pending and not p.stop_event.is_set():
+            scheduler.submit(pending)
+        for r in scheduler.results(wait=True):  # what is in flight: stopping keeps it
+            yield p.done(source, r, outcome, index)
+    finally:
+        try:
+            if scheduler is not None:
+                scheduler.wait_all()  # after an error or an early close: let OpenVINO finish
+        finally:
+            if scheduler is not None:
+                scheduler.discard()  # results nobody will take (the input ended early)
+                if scheduler.failed:
+                    p.scheduler = None
+            stream.close()
+            p.forget(stream)
+            outcome.damage = stream.damage_report()

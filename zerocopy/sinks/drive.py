@@ -1,0 +1,45 @@
+"""The one way events reach sinks: `feed()`, used by the CLI and the bench alike."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
+
+from zerocopy.pipeline.events import Event, FrameDone, InputBegin
+from zerocopy.sinks import Sink
+
+Progress = Callable[[str, int | None, int], Any]  # (source, expected frames, position) → a bar
+
+
+def feed(events: Generator[Event, None, None], sinks: Sequence[Sink], progress: Progress | None = None) -> float:
+    """Write events into sinks, with a progress bar per input while it runs (`progress(source,
+    expected_frames, position)` makes one; inputs run at once get one each); closes `events` (a
+    generator) at the end, whatever happened; returns the seconds the sinks took."""
+    spent = 0.0
+    bars: dict[int, Any] = {}
+    try:
+        for event in events:
+            t0 = time.perf_counter()
+            if isinstance(event, FrameDone):
+                for sink in sinks:
+                    sink.write(event.frame, event.detections, input=event.input)
+                if event.input in bars:
+                    bars[event.input].update(1)
+            elif isinstance(event, InputBegin):
+                if progress is not None and event.input not in bars:
+                    bars[event.input] = progress(event.source, event.expected_frames, len(bars))
+                for sink in sinks:
+                    sink.begin(event.source, event.rate, input=event.input)
+            elif event.began:
+                for sink in sinks:
+                    sink.end(input=event.input)
+                bar = bars.pop(event.input, None)
+                if bar is not None:
+                    bar.close()
+            spent += time.perf_counter() - t0
+    finally:
+        for bar in bars.values():
+            bar.close()
+        events.close()
+    return spent
