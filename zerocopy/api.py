@@ -30,6 +30,7 @@ from zerocopy.decode.live import LivePolicy
 from zerocopy.detections import Detections
 from zerocopy.errors import ModelError, PathUnavailable
 from zerocopy.paths import AUTO_ORDER, PATHS, PathChoice, front_for
+from zerocopy.sources import expand_inputs
 
 Source = str | Path
 
@@ -55,8 +56,6 @@ class FrameResult:
 
 
 def _sources(sources: Source | Iterable[Source]) -> list[str]:
-    from zerocopy.run import expand_inputs
-
     items = [sources] if isinstance(sources, (str, Path)) else list(sources)
     if not items:
         raise ValueError("no sources given")

@@ -296,7 +296,7 @@ def _progress_factory(quiet: bool):
 
 def _refuse_overwriting_inputs(args) -> None:
     """An output naming an input would destroy it while it is read: refuse before any work."""
-    from zerocopy.run import expand_inputs
+    from zerocopy.sources import expand_inputs
 
     try:
         inputs = [Path(p) for p in expand_inputs(list(args.inputs)) if Path(p).is_file()]

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from zerocopy.decode.base import VideoDecoder
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.live import LivePolicy
 from zerocopy.decode.vaapi import VASession
@@ -47,8 +48,7 @@ class OpenRequest:
     core: Any = None
     decode_threads: int | None = None  # FFmpeg threads for CPU decoding (None: budget.decode_threads)
     realtime: bool = False  # hold a file's frames to their timestamps, as a camera delivers them
-    reconnect: bool = False  # re-open a live source that drops, with back-off
-    live: LivePolicy | None = None  # timeouts and back-off for live sources (None: the defaults)
+    live: LivePolicy | None = None  # timeouts, reconnecting and back-off for live sources (None: the defaults)
 
 
 class FrameStream(Protocol):
@@ -67,12 +67,12 @@ class _Stream:
     context: Any = None
     bridge: Any = None  # the native bridge, on the VA paths
 
-    def __init__(self, decoder, prepare: Prepare):
+    def __init__(self, decoder: VideoDecoder, prepare: Prepare):
         self.decoder, self.prepare = decoder, prepare
         self.rate = decoder.rate
         self.expected_frames = decoder.expected_frames
         # its frames come as they happen (a live source, a paced file) rather than as fast as they decode
-        self.live = bool(getattr(decoder, "live", False) or getattr(decoder, "realtime", False))
+        self.live = bool(decoder.live or decoder.realtime)
         self._frames = self._generate()
         self._primed: list[PreparedFrame] = []
 
@@ -83,7 +83,7 @@ class _Stream:
             inputs, g, keepalive, shown = self.prepare(picture)
             pre_ms = (time.perf_counter() - t0) * 1e3
             yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms, picture=shown,
-                                keepalive=keepalive, arrived=getattr(decoded, "arrived", None))
+                                keepalive=keepalive, arrived=decoded.arrived)
 
     def prime(self) -> PreparedFrame | None:
         """Prepare the first frame now, so that a path that cannot handle the input fails at open."""
@@ -105,13 +105,11 @@ class _Stream:
 
     def frame_ready(self) -> bool:
         """Whether the next frame is decoded already (False: it must still come from the source)."""
-        return bool(self._primed) or bool(getattr(self.decoder, "frames_ready", 0))
+        return bool(self._primed) or bool(self.decoder.frames_ready)
 
     def interrupt(self) -> None:
         """Stop reading, from any thread: a live source's wait for data or for a reconnection ends now."""
-        interrupt = getattr(self.decoder, "interrupt", None)
-        if interrupt is not None:
-            interrupt()
+        self.decoder.interrupt()
 
     def close(self) -> None:
         self.decoder.close()
@@ -162,8 +160,7 @@ class SoftwareFront(_HostFront):
             y, uv, g = resizer(frame)
             return {y_name: y, uv_name: uv}, g, None, frame if req.keep_pictures else None
 
-        decoder = PyAVDecoder.on_cpu(source, req.decode_threads, realtime=req.realtime, reconnect=req.reconnect,
-                                     policy=req.live)
+        decoder = PyAVDecoder.on_cpu(source, req.decode_threads, realtime=req.realtime, policy=req.live)
         return _Stream(decoder, prepare)
 
 
@@ -181,9 +178,9 @@ class BaselineFront(_HostFront):
         from zerocopy.resize.bgr import BGRResizer
 
         decoder = OpenCVDecoder(source)
+        resizer = BGRResizer(decoder.cv2, req.width, req.height, req.resize)
         if req.realtime:
             decoder = Paced(decoder)
-        resizer = BGRResizer(decoder.cv2, req.width, req.height, req.resize)
         (name,) = req.input_names
 
         def prepare(grabbed):
@@ -211,7 +208,7 @@ def _open_va(path_name: str, source, req: OpenRequest, download: bool):
     va = req.va if req.va is not None else VASession()
     node = va.open_node(path_name)
     scaler = VaapiScaler(bridge, req.width, req.height, req.resize, download=download, picture=req.keep_pictures)
-    decoder = open_vaapi(source, node, path_name, req.realtime, req.reconnect, req.live)
+    decoder = open_vaapi(source, node, path_name, req.realtime, req.live)
     decoder.on_reopen = lambda d: va.share(bridge, d)  # a reconnected source decodes on the run's device too
     try:
         va.share(bridge, decoder)

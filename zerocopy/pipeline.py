@@ -9,6 +9,7 @@ lets the requests in flight finish, so whatever the caller wrote stays valid.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
@@ -169,7 +170,8 @@ class Pipeline:
         req = OpenRequest(self.model.input_names, self.model.width, self.model.height, self.model.spec.resize,
                           self.keep_pictures, batch=batch,
                           va=self.va, core=self.model.core, decode_threads=self.decode_threads,
-                          realtime=self.realtime, reconnect=self.reconnect, live=self.live)
+                          realtime=self.realtime,
+                          live=dataclasses.replace(self.live or LivePolicy(), reconnect=self.reconnect))
         stream = self.front.open(source, req)
         self._streams.add(stream)
         if self.stop_event.is_set():  # stopped while it was opening

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from zerocopy.catalog import DEFAULT_MODEL
-from zerocopy.errors import InputError, ZeroCopyError
+from zerocopy.errors import ZeroCopyError
 from zerocopy.paths import PathChoice
 from zerocopy.pipeline import Pipeline, RunResult
+from zerocopy.sources import expand_inputs
 
 
 @dataclass
@@ -46,28 +46,6 @@ class DetectRun:
     choice: PathChoice
     pipeline: Pipeline
     report: dict = field(default_factory=dict)
-
-
-VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".ts", ".mts", ".m2ts", ".mpg", ".mpeg",
-                  ".flv", ".wmv", ".h264", ".264", ".h265", ".265", ".hevc", ".ivf", ".y4m",
-                  # still images: FFmpeg reads each as a one-frame video, as when one is named alone
-                  ".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff"}
-
-
-def expand_inputs(inputs: list[str]) -> list[str]:
-    """Folders become their video and image files (by suffix, sorted, not recursive); other inputs
-    stay as given."""
-    out: list[str] = []
-    for item in inputs:
-        path = Path(item)
-        if path.is_dir():
-            videos = sorted(str(p) for p in path.iterdir() if p.is_file() and p.suffix.lower() in VIDEO_SUFFIXES)
-            if not videos:
-                raise InputError(f"{item}: a directory with no video or image files")
-            out += videos
-        else:
-            out.append(item)
-    return out
 
 
 def _sinks(opts: DetectOptions, labels):
