@@ -1,30 +1,20 @@
 """Every decoder class has every member of the `VideoDecoder` contract (no model needed)."""
 
-import av
-import numpy as np
 import pytest
 
 from zerocopy.decode.base import Decoded, VideoDecoder
 from zerocopy.decode.live import Paced
 from zerocopy.decode.opencv import OpenCVDecoder
 from zerocopy.decode.pyav import PyAVDecoder
+from zerocopy.samples import ClipSpec
 
 MEMBERS = ("rate", "expected_frames", "damage", "live", "realtime", "frames_ready", "frames", "interrupt", "close")
 METHODS = ("frames", "interrupt", "close")
 
 
 @pytest.fixture(scope="module")
-def clip(tmp_path_factory):
-    path = tmp_path_factory.mktemp("contract") / "tiny.mp4"
-    with av.open(str(path), "w") as out:
-        stream = out.add_stream("mpeg4", rate=25)
-        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
-        for i in range(10):
-            frame = av.VideoFrame.from_ndarray(np.full((48, 64, 3), 20 * i, np.uint8), format="rgb24")
-            frame.pts = i
-            out.mux(stream.encode(frame))
-        out.mux(stream.encode(None))
-    return path
+def clip(clips):
+    return clips("contract-tiny.mp4", ClipSpec(width=64, height=48, frames=10, fps=25, face=None))[0]
 
 
 DECODERS = {
