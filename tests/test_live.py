@@ -11,10 +11,11 @@ import pytest
 from livesource import LiveServer, make_ts_clip
 
 from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.live import LivePolicy, LiveReport, Paced, Pacer, is_live, network_options, source_kind
+from zerocopy.decode.live import LivePolicy, LiveReport, Paced, Pacer, network_options
 from zerocopy.decode.pyav import PyAVDecoder, _open_error
 from zerocopy.errors import InputError
 from zerocopy.samples import ClipSpec
+from zerocopy.sources import is_live, source_kind
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -172,7 +173,7 @@ def test_a_live_source_decodes_at_its_own_pace(ts_clip, protocol):
 
 
 def test_reconnect_goes_on_after_the_server_comes_back_and_other_streams_keep_going(ts_clip):
-    policy = LivePolicy(give_up_after=2.5)  # attempts 0.5 s (refused) and 1.5 s (back) after the drop
+    policy = LivePolicy(give_up_after=2.5, reconnect=True)  # attempts 0.5 s (refused) and 1.5 s (back) after the drop
     with LiveServer(ts_clip, "http", accept_limit=2) as dropped, LiveServer(ts_clip, "tcp", accept_limit=1) as steady:
         killed: dict[str, float] = {}
 
@@ -186,8 +187,8 @@ def test_reconnect_goes_on_after_the_server_comes_back_and_other_streams_keep_go
             dropped.restart()
             killed["restarted"] = time.perf_counter()
 
-        a = PyAVDecoder.on_cpu(dropped.url, reconnect=True, policy=policy)
-        b = PyAVDecoder.on_cpu(steady.url, reconnect=True, policy=policy)
+        a = PyAVDecoder.on_cpu(dropped.url, policy=policy)
+        b = PyAVDecoder.on_cpu(steady.url, policy=policy)
         ra, rb = Reader(a, kill_at_20), Reader(b)
         ra.wait(25)
         rb.wait(25)
@@ -224,9 +225,9 @@ def test_without_reconnect_a_dropped_source_ends_with_what_it_had(ts_clip):
 
 
 def test_a_server_that_never_comes_back_is_given_up_within_the_bound(ts_clip):
-    policy = LivePolicy(give_up_after=2.0, backoff_initial=0.25)
+    policy = LivePolicy(give_up_after=2.0, backoff_initial=0.25, reconnect=True)
     with LiveServer(ts_clip, "http") as server:
-        dec = PyAVDecoder.on_cpu(server.url, reconnect=True, policy=policy)
+        dec = PyAVDecoder.on_cpu(server.url, policy=policy)
         killed = {}
         reader = Reader(dec, lambda n: n == 10 and (server.kill(), killed.setdefault("at", time.perf_counter())))
         reader.wait(10)
@@ -242,9 +243,9 @@ def test_a_server_that_never_comes_back_is_given_up_within_the_bound(ts_clip):
 
 
 def test_close_during_a_reconnect_wait_returns_at_once(ts_clip):
-    policy = LivePolicy(backoff_initial=30.0)
+    policy = LivePolicy(backoff_initial=30.0, reconnect=True)
     with LiveServer(ts_clip, "tcp") as server:
-        dec = PyAVDecoder.on_cpu(server.url, reconnect=True, policy=policy)
+        dec = PyAVDecoder.on_cpu(server.url, policy=policy)
         reader = Reader(dec, lambda n: n == 5 and server.kill())
         wait_for(lambda: dec.damage.live.drops == 1, 10)
         time.sleep(0.2)  # in the back-off wait now
@@ -260,10 +261,10 @@ def test_close_during_a_reconnect_wait_returns_at_once(ts_clip):
 def test_close_and_interrupt_end_a_read_that_waits_for_data(ts_clip):
     """FFmpeg's read cannot be interrupted through PyAV: the reading thread is left to finish it (within
     the read timeout) and release the input itself, while close() and the iteration end at once."""
-    policy = LivePolicy(read_timeout=1.0)
+    policy = LivePolicy(read_timeout=1.0, reconnect=True)
     with LiveServer(ts_clip, "http") as server:
         for stop in ("close", "interrupt"):
-            dec = PyAVDecoder.on_cpu(server.url, reconnect=True, policy=policy)
+            dec = PyAVDecoder.on_cpu(server.url, policy=policy)
             reader = Reader(dec, lambda n: n == 5 and server.stall())
             wait_for(lambda r=reader: r.frames >= 5, 10)
             time.sleep(0.5)  # blocked in FFmpeg's read now
@@ -297,7 +298,7 @@ def test_a_missing_camera_or_dead_server_is_a_one_line_input_error(tmp_path):
         url = server.url
     t0 = time.perf_counter()
     with pytest.raises(InputError) as e:  # the port is closed now
-        PyAVDecoder.on_cpu(url, reconnect=True)
+        PyAVDecoder.on_cpu(url, policy=LivePolicy(reconnect=True))
     assert time.perf_counter() - t0 < 2.0
     assert str(e.value).startswith(f"{url}: cannot open: connection refused") and "\n" not in str(e.value)
     with LiveServer(tmp_path / "x.ts", "http") as server:

@@ -60,7 +60,7 @@ def _va_display(node: str, pyav: dict) -> dict[str, Any]:
         ok = frame.format.name == "vaapi"
         return {"ok": ok, "detail": f"decoded a test frame as {frame.format.name}"}
     except Exception as e:
-        from zerocopy.decode.pyav import ffmpeg_log_line
+        from zerocopy.decode.ffmpeg_log import ffmpeg_log_line
 
         detail = ffmpeg_log_line(e) or (str(e).splitlines()[0] if str(e) else "")
         return {"ok": False, "detail": f"{type(e).__name__}: {detail}"}

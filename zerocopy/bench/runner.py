@@ -88,7 +88,7 @@ def _count_frames(container, stream, limit: int) -> int:
     import av
 
     from zerocopy.decode.damage import DamageReport
-    from zerocopy.decode.pyav import captured_ffmpeg_log
+    from zerocopy.decode.ffmpeg_log import captured_ffmpeg_log
 
     count = 0
     with captured_ffmpeg_log(DamageReport()):  # a damaged file: the decoders stop where this stops

@@ -3,49 +3,23 @@
 A *live* source has no end known in advance and delivers frames at its own pace: any FFmpeg network
 URL (rtsp, http(s), udp, tcp, rtmp, srt, …) or a V4L2 camera (`/dev/videoN`). `PyAVDecoder` reads
 them with timeouts (a dead server does not hang the run), re-opens a network source that drops when
-asked to (`reconnect`), and reports each gap in a `LiveReport`. `realtime` paces a file at its own
-timestamps instead, to stand in for a camera.
+asked to (`LivePolicy.reconnect`), and reports each gap in a `LiveReport`. `realtime` paces a file at
+its own timestamps instead, to stand in for a camera. (Which sources are live: `zerocopy.sources`.)
 """
 
 from __future__ import annotations
 
-import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-NETWORK_SCHEMES = ("rtsp", "rtsps", "http", "https", "udp", "tcp", "rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte",
-                   "rtmpts", "srt", "rtp", "mmsh", "mmst", "tls")
-_URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
+from zerocopy.decode.base import Decoded, VideoDecoder
+from zerocopy.sources import url_scheme
 
-
-def url_scheme(source: str | Path) -> str | None:
-    """`rtsp` for `rtsp://…`; None for a path."""
-    m = _URL.match(str(source))
-    return m.group(1).lower() if m else None
-
-
-def is_network(source: str | Path) -> bool:
-    return url_scheme(source) in NETWORK_SCHEMES
-
-
-def is_device(source: str | Path) -> bool:
-    """A V4L2 capture device: `/dev/videoN`, or one of udev's `/dev/v4l/by-id|by-path/…` links to it."""
-    s = str(source)
-    return s.startswith(("/dev/video", "/dev/v4l/"))
-
-
-def is_live(source: str | Path) -> bool:
-    """Whether `source` is read as it comes (a network URL or a camera) rather than from a file."""
-    return is_network(source) or is_device(source)
-
-
-def source_kind(source: str | Path) -> str:
-    """"network", "device" or "file"."""
-    return "network" if is_network(source) else "device" if is_device(source) else "file"
+if TYPE_CHECKING:
+    from zerocopy.decode.damage import DamageReport
 
 
 def network_options(url: str, timeout_s: float) -> dict[str, str]:
@@ -69,11 +43,11 @@ def network_options(url: str, timeout_s: float) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class LivePolicy:
-    """How long to wait on a live source, and how to reconnect to one that drops.
+    """How long to wait on a live source, and whether and how to reconnect to one that drops.
 
-    After a drop the source is opened again after `backoff_initial` seconds, then after twice that,
-    and so on up to `backoff_max` between attempts, until a frame comes or `give_up_after` seconds
-    have passed since the last frame.
+    With `reconnect`, a network source that drops is opened again after `backoff_initial` seconds,
+    then after twice that, and so on up to `backoff_max` between attempts, until a frame comes or
+    `give_up_after` seconds have passed since the last frame.
     """
 
     open_timeout: float = 10.0  # connecting and reading the stream's header
@@ -81,6 +55,7 @@ class LivePolicy:
     backoff_initial: float = 0.5
     backoff_max: float = 8.0
     give_up_after: float = 60.0
+    reconnect: bool = False  # re-open a network source that drops, with back-off
 
     def delays(self):
         """The waits before each reconnection attempt: 0.5, 1, 2, 4, 8, 8, … (by default)."""
@@ -157,37 +132,32 @@ class Pacer:
         return not (due > now and self.wait(due - now))
 
 
-class Decoded(tuple):
-    """What `PyAVDecoder.frames()` (and `Paced.frames()`) yields: it unpacks as `(frame, decode_ms,
-    pts_seconds)`, as every decoder's frames do, and carries `arrived`, the `time.perf_counter()` at
-    which the frame came out of the decoder (after realtime pacing): where its arrival→result
-    latency starts. None for a file read as fast as it decodes (its frames do not arrive, they are
-    pulled)."""
-
-    arrived: float | None
-
-    def __new__(cls, frame: Any, decode_ms: float, pts: float | None, arrived: float | None) -> Decoded:
-        self = super().__new__(cls, (frame, decode_ms, pts))
-        self.arrived = arrived
-        return self
-
-
 class Paced:
     """Realtime pacing for a decoder that has none of its own (the OpenCV baseline's): its frames held
-    back until their timestamps are due, each a `Decoded`; everything else is the decoder's."""
+    back until their timestamps are due, each a `Decoded`; its rate, length and damage are the
+    decoder's."""
 
     realtime = True
     live = False
     frames_ready = 0  # it decodes on the consumer's thread: nothing waits ahead
 
-    def __init__(self, decoder: Any):
+    def __init__(self, decoder: VideoDecoder):
         self.decoder = decoder
         self._stop = threading.Event()
 
-    def __getattr__(self, name: str) -> Any:  # rate, expected_frames, damage, …
-        return getattr(self.decoder, name)
+    @property
+    def rate(self) -> float:
+        return self.decoder.rate
 
-    def frames(self):
+    @property
+    def expected_frames(self) -> int | None:
+        return self.decoder.expected_frames
+
+    @property
+    def damage(self) -> DamageReport:
+        return self.decoder.damage
+
+    def frames(self) -> Iterator[Decoded]:
         pace = Pacer(self.decoder.rate, self._stop.wait)
         for frame, ms, pts in self.decoder.frames():
             if not pace(pts):

@@ -6,12 +6,14 @@ They are called apart so that the conversion is timed as the baseline's preproce
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from zerocopy.decode.base import Decoded
 from zerocopy.decode.damage import DamageReport
 from zerocopy.errors import InputError, PathUnavailable
 
@@ -43,7 +45,14 @@ class GrabbedFrame:
 
 
 class OpenCVDecoder:
-    """Iterates `(GrabbedFrame, decode_ms, pts_seconds)` with `cv2.VideoCapture`."""
+    """Iterates `(GrabbedFrame, decode_ms, pts_seconds)` with `cv2.VideoCapture`, each a `Decoded`.
+
+    Files only, read on the consumer's thread as fast as they decode (`Paced` holds them to their
+    timestamps): not live, not realtime, nothing decoded ahead."""
+
+    live = False
+    realtime = False
+    frames_ready = 0
 
     def __init__(self, path: str | Path):
         self.cv2 = cv2 = import_cv2()
@@ -59,16 +68,21 @@ class OpenCVDecoder:
         n = int(self.cap.get(cv2.CAP_PROP_FRAME_COUNT))
         self.expected_frames = n if n > 0 else None
         self.rate = float(self.cap.get(cv2.CAP_PROP_FPS)) or 25.0
+        self._stopping = threading.Event()
 
-    def frames(self) -> Iterator[tuple[GrabbedFrame, float, float | None]]:
+    def frames(self) -> Iterator[Decoded]:
         frame = GrabbedFrame(self.cap)
-        while True:
+        while not self._stopping.is_set():
             t0 = time.perf_counter()
             ok = self.cap.grab()
             ms = (time.perf_counter() - t0) * 1e3
             if not ok:
                 return
-            yield frame, ms, self.cap.get(self.cv2.CAP_PROP_POS_MSEC) / 1e3
+            yield Decoded(frame, ms, self.cap.get(self.cv2.CAP_PROP_POS_MSEC) / 1e3, None)
+
+    def interrupt(self) -> None:
+        """Stop reading, from any thread: the iteration ends before the next frame."""
+        self._stopping.set()
 
     def close(self) -> None:
         self.cap.release()

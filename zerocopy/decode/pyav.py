@@ -6,164 +6,22 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 
 import av
-import av.logging
 
-from zerocopy.budget import decode_threads
+from zerocopy.decode.base import Decoded
 from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.live import (
-    Decoded,
-    LivePolicy,
-    LiveReport,
-    OpenAbandoned,
-    Pacer,
-    network_options,
-    open_abandonable,
-    source_kind,
-    url_scheme,
-)
+from zerocopy.decode.ffmpeg_log import FFmpegLogCapture, captured_ffmpeg_log, describe_av_error
+from zerocopy.decode.live import LivePolicy, LiveReport, OpenAbandoned, Pacer, network_options, open_abandonable
 from zerocopy.decode.readahead import ReadAhead
 from zerocopy.errors import InputError
+from zerocopy.sources import source_kind, url_scheme
 from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 CLOSE_GRACE_S = 0.5  # how long close() waits for a live source's read in progress before leaving it
-
-
-def ffmpeg_log_line(e: BaseException) -> str:
-    """FFmpeg's own last log message behind a PyAV error (e.g. "No VA display found for device …"), or ""."""
-    log = getattr(e, "log", None)
-    if isinstance(e, av.FFmpegError) and log and len(log) >= 3 and log[2]:
-        return str(log[2]).strip().rstrip(".")
-    return ""
-
-
-def describe_av_error(e: BaseException) -> str:
-    """One line from a PyAV/FFmpeg error: its message, plus FFmpeg's last log line if it has one."""
-    if isinstance(e, av.FFmpegError):
-        msg = (e.strerror or str(e)).strip()
-        log = getattr(e, "log", None)
-        if log and len(log) >= 3 and log[2]:
-            msg += f" ({str(log[2]).strip()})"
-        return msg[0].lower() + msg[1:] if msg else type(e).__name__
-    return str(e).splitlines()[0] if str(e) else type(e).__name__
-
-
-class _SharedLog:
-    """What every capture of the process shares: FFmpeg's log level (raised to ERROR while anyone
-    listens, restored after the last) and one PyAV capture of the messages logged on threads that
-    have no capture of their own (FFmpeg's frame-threading workers, openers).
-
-    PyAV keeps one stack of "global" captures and sends each message to the newest; leaving one pops
-    the newest, whoever's it is. Decoders that start and stop in any order (`--parallel`, a live
-    input reconnecting while others decode) must not each push one: a message then went to the
-    wrong input, or to nobody once the level of whichever stopped first was restored.
-    """
-
-    lock = threading.Lock()
-    listeners = 0
-    level_before: int | None = None
-    capture: av.logging.Capture | None = None
-    logs: list = []  # the shared capture's messages, from index `base` on
-    base = 0
-    windows: dict[int, int] = {}  # id(user) → index of the first message it may take
-
-    @classmethod
-    def listen(cls, user: object, shared: bool) -> None:
-        with cls.lock:
-            if cls.listeners == 0:
-                cls.level_before = av.logging.get_level()
-                av.logging.set_level(av.logging.ERROR)
-                cls.capture = av.logging.Capture(local=False)
-                cls.logs, cls.base = cls.capture.__enter__(), 0
-            cls.listeners += 1
-            if shared:
-                cls.windows[id(user)] = cls.base + len(cls.logs)
-
-    @classmethod
-    def leave(cls, user: object) -> list:
-        """The shared messages logged since `user` listened (none if it did not listen to them)."""
-        with cls.lock:
-            first = cls.windows.pop(id(user), None)
-            taken = [] if first is None else list(cls.logs[first - cls.base :])
-            oldest = min(cls.windows.values(), default=cls.base + len(cls.logs))
-            del cls.logs[: oldest - cls.base]  # what no listener can take any more
-            cls.base = oldest
-            cls.listeners -= 1
-            if cls.listeners == 0:
-                av.logging.set_level(cls.level_before)  # None: PyAV's no-op C callback, safe with any thread
-                cls.capture.__exit__(None, None, None)
-                cls.capture, cls.logs, cls.base = None, [], 0
-            return taken
-
-
-class FFmpegLogCapture:
-    """Routes FFmpeg's error messages into a `DamageReport`.
-
-    `start(local=True)` on the thread that demuxes and decodes: what that thread logs is this
-    input's alone (PyAV's per-thread capture), whatever other inputs decode meanwhile. A decoder
-    with frame threads logs from FFmpeg's own threads too: `start(local=False)` takes every message
-    logged on threads without a capture of their own while it listens, so with several such inputs
-    at once (`--parallel --decode-threads N`) their messages can land in each other's report.
-
-    While it runs, PyAV's Python log callback is installed; a frame-threaded decoder thread that
-    logs then needs the GIL. Freeing that decoder (which waits for its threads while the GIL is
-    held) with a thread inside the callback deadlocks — seen under load after stopping mid-stream.
-    `PyAVDecoder.close()` therefore drains the decoder first (its threads go idle; PyAV releases the
-    GIL while decoding), then stops the capture, then frees.
-    """
-
-    def __init__(self, damage: DamageReport):
-        self.damage = damage
-        self._own: av.logging.Capture | None = None
-        self._on = False
-        self._switch = threading.Lock()  # the reading thread and a closing one may both stop it
-
-    def start(self, local: bool = False) -> None:
-        with self._switch:
-            if self._on:
-                return
-            _SharedLog.listen(self, shared=not local)
-            if local:
-                self._own = av.logging.Capture(local=True)
-                self._own.__enter__()
-            self._on = True
-
-    @property
-    def active(self) -> bool:
-        return self._on
-
-    @property
-    def local(self) -> bool:
-        return self._own is not None
-
-    def stop(self) -> None:
-        """Call it on the starting thread for a local capture: PyAV pops the newest capture of the
-        list kept for that thread's id, which a later thread reusing the id would share."""
-        with self._switch:
-            if not self._on:
-                return
-            self._on = False
-            own, self._own = self._own, None
-        if own is not None:
-            own.__exit__(None, None, None)
-        logs = (own.logs if own is not None else []) + _SharedLog.leave(self)
-        for level, name, message in logs:
-            if level <= av.logging.ERROR:
-                self.damage.add_log(name or "ffmpeg", message)
-
-
-@contextmanager
-def captured_ffmpeg_log(damage: DamageReport):
-    capture = FFmpegLogCapture(damage)
-    capture.start()
-    try:
-        yield
-    finally:
-        capture.stop()
 
 
 def _open_error(src: str, kind: str, e: BaseException, opening: DamageReport, open_timeout: float | None) -> str:
@@ -226,7 +84,7 @@ class PyAVDecoder:
 
     Live sources (`live.is_live`: network URLs, `/dev/videoN`) are read with `policy`'s timeouts, and
     `damage.live` reports on them. A live source that ends or fails mid-stream has *dropped*: with
-    `reconnect` it is opened again with back-off (`LivePolicy`) until frames come again or
+    `policy.reconnect` it is opened again with back-off (`LivePolicy`) until frames come again or
     `policy.give_up_after` seconds have passed without one; frames go on in the same iteration, their
     timestamps continuing from the last frame's plus the time without frames. (A network file of
     known duration, e.g. an MP4 over HTTP, ends at its end and is not reopened: it would start over.)
@@ -245,12 +103,12 @@ class PyAVDecoder:
 
     def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0, threads: int = 0,
                  read_ahead: int = 0, give_up_without_frame: int = 0, realtime: bool = False,
-                 reconnect: bool = False, policy: LivePolicy | None = None):
+                 policy: LivePolicy | None = None):
         self.path = str(path)
         self.kind = source_kind(path)
         self.live = self.kind != "file"
         self.policy = policy or LivePolicy()
-        self.reconnect = bool(reconnect) and self.live
+        self.reconnect = bool(self.policy.reconnect) and self.live
         self._hwaccel, self._extra_hw_frames, self._threads = hwaccel, extra_hw_frames, threads
         self.read_ahead = read_ahead
         self.give_up_without_frame = give_up_without_frame
@@ -278,12 +136,11 @@ class PyAVDecoder:
         self._pts_offset = 0.0
 
     @classmethod
-    def on_cpu(cls, path: str | Path, threads: int | None = None, realtime: bool = False, reconnect: bool = False,
+    def on_cpu(cls, path: str | Path, threads: int = 1, realtime: bool = False,
                policy: LivePolicy | None = None) -> PyAVDecoder:
-        """The software path's decoder: `threads` (None: what `budget.decode_threads` gives it next to
-        CPU inference), on its own thread."""
-        return cls(path, threads=decode_threads(threads), read_ahead=READ_AHEAD, realtime=realtime,
-                   reconnect=reconnect, policy=policy)
+        """The software path's decoder: `threads` FFmpeg threads (the run configuration's, resolved),
+        on its own thread."""
+        return cls(path, threads=threads, read_ahead=READ_AHEAD, realtime=realtime, policy=policy)
 
     def _open(self, open_timeout: float | None = None) -> av.container.InputContainer:
         kwargs: dict = {} if self._hwaccel is None else {"hwaccel": self._hwaccel}

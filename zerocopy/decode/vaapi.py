@@ -18,9 +18,11 @@ from typing import Any
 import av
 
 from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.live import LivePolicy, is_live
-from zerocopy.decode.pyav import PyAVDecoder, captured_ffmpeg_log, describe_av_error, ffmpeg_log_line, open_input
+from zerocopy.decode.ffmpeg_log import captured_ffmpeg_log, describe_av_error, ffmpeg_log_line
+from zerocopy.decode.live import LivePolicy
+from zerocopy.decode.pyav import PyAVDecoder, open_input
 from zerocopy.errors import InputError, PathUnavailable
+from zerocopy.sources import is_live
 
 _INTEL = ("i915", "xe")
 # The decoder's surface pool is fixed (DPB + 1 + extra_hw_frames). Its frames are held only while
@@ -175,7 +177,7 @@ def codec_label(decoder: PyAVDecoder) -> str:
     return f"{cc.name}{f' ({profile})' if profile else ''}"
 
 
-def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = False, reconnect: bool = False,
+def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = False,
                policy: LivePolicy | None = None) -> PyAVDecoder:
     """A decoder whose frames stay on the GPU (no fallback to software decoding, no download).
 
@@ -184,8 +186,7 @@ def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = Fal
     """
     try:
         return PyAVDecoder(path, hwaccel=_hwaccel(node), extra_hw_frames=DECODER_EXTRA_HW_FRAMES,
-                           give_up_without_frame=MAX_FAILURES_WITHOUT_FRAME, realtime=realtime,
-                           reconnect=reconnect, policy=policy)
+                           give_up_without_frame=MAX_FAILURES_WITHOUT_FRAME, realtime=realtime, policy=policy)
     except InputError as e:
         va_error = str(e)
     except RuntimeError as e:  # PyAV: "Hardware accelerated decode requested but no stream is compatible"
