@@ -1,0 +1,178 @@
+"""The VA stack short of a driver: a PyAV built with VA-API, the real filters, the bridge next to PyAV,
+and a render node that cannot be opened. Runs in the VA stack root (`make test-va-stack`), where
+PyAV is built from source against Debian testing's FFmpeg; skipped with the reason elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+
+import av
+import av.codec.hwaccel
+import av.filter
+import pytest
+from conftest import read_jsonl, run_cli
+
+from zerocopy.frames import Geometry
+from zerocopy.samples import ClipSpec
+
+
+@pytest.fixture(scope="module")
+def bridge():
+    from zerocopy.bridge import bridge_status
+
+    b, why = bridge_status()
+    assert b is not None, f"the bridge must load next to a VA-API PyAV whose FFmpeg has headers: {why}"
+    return b
+
+
+@pytest.fixture(scope="module")
+def dead_node():
+    """A render node with no driver behind it (the root makes one with mknod)."""
+    from zerocopy.decode.vaapi import check_device, render_nodes
+    from zerocopy.errors import PathUnavailable
+
+    nodes = render_nodes()
+    if not nodes:
+        pytest.skip(reason="no render node here (the VA stack root makes /dev/dri/renderD128 without a driver)")
+    try:
+        check_device(nodes[0].path)
+    except PathUnavailable as e:
+        return nodes[0].path, e.reasons["va"][0]
+    pytest.skip(reason=f"{nodes[0].path} opens: a real VA driver is here (see tests marked igpu)")
+
+
+def test_pyav_keeps_frames_on_the_gpu_and_has_the_filters():
+    from zerocopy.decode.vaapi import hw_owned_support
+
+    assert hw_owned_support() is None
+    av.codec.hwaccel.HWAccel(device_type="vaapi", device="/dev/dri/renderD128", allow_software_fallback=False,
+                             is_hw_owned=True)
+    for name in ("scale_vaapi", "pad_vaapi", "hwdownload"):
+        assert name in av.filter.filters_available, name
+
+
+@pytest.mark.parametrize("mode,download", [("letterbox", False), ("letterbox", True), ("stretch", False)])
+def test_the_real_filters_take_our_arguments(mode, download):
+    """Each filter of our chain initialises with our options (FFmpeg parses them when the filter is added)."""
+    from zerocopy.resize.vaapi import PICTURE_CHAIN, graph_chain
+
+    g = Geometry.fit(1920, 1080, 128, 128, mode)
+    graph = av.filter.Graph()
+    for name, args in graph_chain(g, download) + PICTURE_CHAIN:
+        graph.add(name, args) if args else graph.add(name)
+    with pytest.raises((av.FFmpegError, ValueError)):
+        graph.add("scale_vaapi", "w=128:h=72:out_color_matrix=bt601")  # FFmpeg's name is smpte170m
+
+
+def test_the_bridge_gives_pyavs_own_buffer_source_the_frames_context(bridge):
+    """A buffer source made by PyAV, found through its object layout, takes a reference on a real
+    (allocated, never initialised) VA-API frames context."""
+    from zerocopy.bridge import filter_context_pointer
+    from zerocopy.bridge.selftest import DISPLAY, SURFACE
+
+    ffi, lib = bridge.ffi, bridge.lib
+    graph = av.filter.Graph()
+    src = graph.add_buffer(width=64, height=48, format="nv12", time_base=1 / 25)
+    frame = lib.zcva_selftest_frame(ffi.cast("void *", DISPLAY), SURFACE, 64, 48)
+    assert frame != ffi.NULL
+    try:
+        before = lib.zcva_selftest_frames_refcount(frame)
+        ctx = ffi.cast("AVFilterContext *", filter_context_pointer(src))
+        assert lib.zcva_attach_hw_frames(ctx, frame) == 0
+        assert lib.zcva_selftest_frames_refcount(frame) == before + 1
+        del src, graph  # freeing PyAV's graph drops the buffer source's reference
+        import gc
+
+        gc.collect()
+        assert lib.zcva_selftest_frames_refcount(frame) == before
+    finally:
+        lib.zcva_selftest_frame_free(frame)
+
+
+def test_a_dead_render_node_makes_auto_fall_back_with_the_va_error(dead_node, clips, tmp_path, capsys,
+                                                                   face_model_path):
+    node, va_error = dead_node
+    clip, truth = clips("vastack.mp4", ClipSpec(frames=16))
+    report, jsonl = tmp_path / "r.json", tmp_path / "d.jsonl"
+    assert run_cli("detect", clip, "--report", report, "--json", jsonl) == 0
+    r = json.loads(report.read_text())
+    assert r["path"] == "software" and r["frames"] == len(truth)
+    assert f"cannot open the VA device {node}" in r["refused"]["copy"], r["refused"]
+    assert va_error in r["refused"]["copy"]
+    assert "OpenVINO sees no GPU" in r["refused"]["zero-copy"]
+    assert [line["frame"] for line in read_jsonl(jsonl)] == list(range(len(truth)))
+    assert "cannot open: " not in capsys.readouterr().err  # never blamed on the input
+
+
+def test_an_explicit_copy_path_on_a_dead_node_exits_1_with_one_line_naming_it(dead_node, clips, capsys):
+    node, _ = dead_node
+    clip, _ = clips("vastack.mp4", ClipSpec(frames=16))
+    assert run_cli("detect", clip, "--path", "copy") == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("zerocopy: the copy path cannot run here: ") and node in lines[0]
+
+
+def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bridge, clips, monkeypatch,
+                                                                             tmp_path, face_model_path):
+    """The real scale_vaapi stage (bridge + PyAV graph) fed software frames: the bridge refuses the frame
+    (no hw_frames_ctx), `auto` names that and runs software with every frame."""
+    from zerocopy import api as api_module
+    from zerocopy import paths
+    from zerocopy.decode.pyav import PyAVDecoder
+    from zerocopy.resize.vaapi import VaapiScaler
+    from zerocopy.run import DetectOptions, run_detect
+
+    class CpuDecodedCopy(paths.CopyFront):
+        devices = ("CPU",)
+
+        def open(self, source, req):
+            scaler = VaapiScaler(bridge, req.width, req.height, req.resize, download=True)
+
+            def prepare(frame):
+                small, shown, g = scaler(frame)  # the bridge refuses a frame without hw_frames_ctx
+                return {}, g, None, shown
+
+            stream = paths._Stream(PyAVDecoder(source), prepare)
+            paths._prime_va(self.name, stream, source)
+            return stream
+
+    real = paths.front_for
+    monkeypatch.setattr(api_module, "front_for", lambda n: CpuDecodedCopy() if n == "copy" else real(n))
+    monkeypatch.setattr(api_module, "AUTO_ORDER", ("copy", "software"))
+    import zerocopy.probe
+
+    monkeypatch.setattr(zerocopy.probe, "refusals", lambda *a, **k: {})
+    clip, truth = clips("vastack.mp4", ClipSpec(frames=16))
+    run = run_detect(DetectOptions([str(clip)], json=str(tmp_path / "d.jsonl"), quiet=True), print)
+    assert run.choice.name == "software" and run.result.frames == len(truth)
+    assert "failed on the first frame: attach hw_frames_ctx: the frame has no hw_frames_ctx" in \
+        run.choice.refused["copy"], run.choice.refused
+
+
+def test_doctor_sees_the_va_stack(capsys):
+    assert run_cli("doctor", "--json") == 0
+    info = json.loads(capsys.readouterr().out)
+    assert "vaapi" in info["pyav"]["hwdevices"]
+    assert all(info["pyav"]["va_filters"].values())
+    assert info["native_bridge"]["status"] == "ok", info["native_bridge"]
+    assert all(check["ok"] for check in info["native_bridge"]["selftest"])
+    copy = info["paths"]["copy"]
+    nodes = info["render_nodes"]
+    if nodes and not nodes[0]["va_display"]["ok"]:  # the root's dead node: the only reason left
+        assert not copy["available"] and len(copy["reasons"]) == 1, copy
+        assert copy["reasons"][0].startswith("cannot open the VA device /dev/dri/renderD128: No VA display"), copy
+
+
+def test_the_bridge_loads_next_to_opencvs_own_ffmpeg():
+    """OpenCV's wheel bundles a private libavcodec/libavutil: not a second copy of PyAV's, so no refusal."""
+    import subprocess
+    import sys
+
+    code = ("import cv2, av\nfrom zerocopy.bridge import bridge_status\n"
+            "from zerocopy.bridge.loader import loaded_library_files\n"
+            "print(bridge_status()[1]); print(len(loaded_library_files('libavutil')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    status, copies = proc.stdout.split()
+    assert status == "ok" and copies == "1", proc.stdout
