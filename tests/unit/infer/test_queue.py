@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from zerocopy.errors import InferenceError
@@ -52,9 +54,22 @@ def test_a_failed_request_is_raised_in_order_and_never_hangs(poison_model):
 
 def test_a_request_that_does_not_finish_in_time_is_an_error(poison_model, monkeypatch):
     model, scheduler = _poison_scheduler(poison_model)
-    scheduler.submit(_frames(model, [10]))
-    with pytest.raises(InferenceError, match="did not complete within 0 s"):
-        list(scheduler.results(wait=True, timeout=0.0))
-    assert scheduler.abandoned  # never waited on again: the pipeline's cleanup must not hang on it
-    scheduler.wait_all()
-    assert list(scheduler.results(wait=True)) == []
+    # The request's completion is held until the end of the test, so it cannot finish within the 0 s
+    # asked: without that, the tiny poison model could finish before the wait on an idle machine.
+    release = threading.Event()
+    outputs_of = model.outputs_of
+
+    def held(request):
+        release.wait(60)
+        return outputs_of(request)
+
+    monkeypatch.setattr(model, "outputs_of", held)
+    try:
+        scheduler.submit(_frames(model, [10]))
+        with pytest.raises(InferenceError, match="did not complete within 0 s"):
+            list(scheduler.results(wait=True, timeout=0.0))
+        assert scheduler.abandoned  # never waited on again: the pipeline's cleanup must not hang on it
+        scheduler.wait_all()
+        assert list(scheduler.results(wait=True)) == []
+    finally:
+        release.set()
