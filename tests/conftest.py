@@ -85,13 +85,20 @@ def one_line_error(capsys) -> str:
     return lines[0]
 
 
-def wait_for_lines(path: Path, count: int, timeout: float = 60.0) -> None:
-    """Wait until a JSON Lines file being written by another process holds `count` lines (or time out)."""
+def wait_until(condition, timeout: float = 30.0, what: str = "the condition") -> None:
+    """Poll `condition` until it holds; fail after `timeout` seconds (generous: a busy machine is slow, not wrong)."""
     import time
 
-    deadline = time.time() + timeout
-    while time.time() < deadline and (not path.exists() or len(path.read_text().splitlines()) < count):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
         time.sleep(0.02)
+
+
+def wait_for_lines(path: Path, count: int, timeout: float = 60.0) -> None:
+    """Wait until a JSON Lines file being written by another process holds `count` lines (fail after `timeout`)."""
+    wait_until(lambda: path.exists() and len(path.read_text().splitlines()) >= count, timeout,
+               f"{count} lines in {path}")
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -120,7 +120,8 @@ def test_baseline_agrees_with_software(clips, tmp_path, face_model_path):
 
 def test_the_baselines_full_size_conversion_is_its_preprocessing(clips, tmp_path, face_model_path, monkeypatch):
     """The baseline's YUV→BGR conversion (`retrieve()`) is timed as preprocessing, not as decoding:
-    a conversion made 30 ms slower must show in the preprocess stage, never in decode."""
+    a conversion made 100 ms slower must show in the preprocess stage, never in decode (100 ms: far above
+    what decoding a 640x360 frame takes even on a busy machine, ~2 ms here)."""
     import json
 
     from zerocopy.decode.opencv import GrabbedFrame
@@ -128,7 +129,7 @@ def test_the_baselines_full_size_conversion_is_its_preprocessing(clips, tmp_path
     convert = GrabbedFrame.bgr
 
     def slow(self):
-        time.sleep(0.03)
+        time.sleep(0.1)
         return convert(self)
 
     monkeypatch.setattr(GrabbedFrame, "bgr", slow)
@@ -136,8 +137,8 @@ def test_the_baselines_full_size_conversion_is_its_preprocessing(clips, tmp_path
     report = tmp_path / "r.json"
     assert run_cli("detect", path, "--path", "baseline", "--report", report, "--quiet") == 0
     stages = json.loads(report.read_text())["stages"]
-    assert stages["preprocess"]["p50_ms"] >= 30.0
-    assert stages["decode"]["p50_ms"] < 30.0
+    assert stages["preprocess"]["p50_ms"] >= 100.0
+    assert stages["decode"]["p50_ms"] < 100.0
 
 
 @pytest.mark.parametrize("model", ["face-full", "person"])

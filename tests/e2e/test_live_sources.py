@@ -71,7 +71,7 @@ def test_a_live_source_decodes_at_its_own_pace(ts_clip, protocol):
         assert dec.live and dec.paces_itself and not dec.realtime and dec.expected_frames is None
         assert dec.rate == FPS
         reader = Reader(dec)
-        reader.wait(15)
+        reader.wait(30)
         dec.close()
     assert reader.frames == 2 * FPS
     assert reader.pts == sorted(reader.pts)
@@ -128,7 +128,7 @@ def test_without_reconnect_a_dropped_source_ends_with_what_it_had(ts_clip):
     with LiveServer(ts_clip, "tcp") as server:
         dec = PyAVDecoder.on_cpu(server.url)
         reader = Reader(dec, lambda n: n == 10 and server.kill())
-        reader.wait(10)
+        reader.wait(30)
         dec.close()
     assert 10 <= reader.frames < 2 * FPS
     assert dec.damage.live.drops == 1 and dec.damage.live.reconnects == 0
@@ -142,10 +142,12 @@ def test_a_server_that_never_comes_back_is_given_up_within_the_bound(ts_clip):
         dec = PyAVDecoder.on_cpu(server.url, reconnect=True, policy=policy)
         killed = {}
         reader = Reader(dec, lambda n: n == 10 and (server.kill(), killed.setdefault("at", time.perf_counter())))
-        reader.wait(10)
+        reader.wait(30)
         ended = time.perf_counter()
         dec.close()
-    assert 1.9 <= ended - killed["at"] < 3.5
+    # given up once the bound (2.0 s) passed, never before; the product aims at ~2.0 s, and the upper
+    # bound only has to show it was not the default 60 s (a busy machine only makes it later)
+    assert 1.9 <= ended - killed["at"] < 20
     live = dec.damage.live
     assert live.reconnects == 0 and live.attempts >= 3  # 0.25, 0.5, 1 s, … then the bound
     message = dec.damage.stopped_early
@@ -161,10 +163,12 @@ def test_close_during_a_reconnect_wait_returns_at_once(ts_clip):
         reader = Reader(dec, lambda n: n == 5 and server.kill())
         wait_for(lambda: dec.damage.live.drops == 1, 10)
         time.sleep(0.2)  # in the back-off wait now
-        t0 = time.perf_counter()
+        t0 = time.monotonic()
         dec.close()
-        assert time.perf_counter() - t0 < 1.0
-        reader.wait(1.0)  # the iteration on the other thread ended too
+        # "at once" (the product aims at a few ms); anything well under the 30 s back-off shows close did
+        # not wait for it, and a bound this loose cannot fail on a busy machine
+        assert time.monotonic() - t0 < 10
+        reader.wait(10)  # the iteration on the other thread ended too
     live = dec.damage.live
     assert live.attempts == 0 and live.gave_up is None and live.reconnecting == "connection reset by peer"
     assert dec.damage.summary() == "stopped while reconnecting (connection reset by peer)"
@@ -173,20 +177,22 @@ def test_close_during_a_reconnect_wait_returns_at_once(ts_clip):
 def test_close_and_interrupt_end_a_read_that_waits_for_data(ts_clip):
     """FFmpeg's read cannot be interrupted through PyAV: the reading thread is left to finish it (within
     the read timeout) and release the input itself, while close() and the iteration end at once."""
-    policy = LivePolicy(read_timeout=1.0)
+    # a read timeout long enough that "at once" (a few ms) and "after the read timed out" stay apart on a
+    # busy machine: close() must return well before the read could have timed out
+    policy = LivePolicy(read_timeout=6.0)
     with LiveServer(ts_clip, "http") as server:
         for stop in ("close", "interrupt"):
             dec = PyAVDecoder.on_cpu(server.url, reconnect=True, policy=policy)
             reader = Reader(dec, lambda n: n == 5 and server.stall())
             wait_for(lambda r=reader: r.frames >= 5, 10)
             time.sleep(0.5)  # blocked in FFmpeg's read now
-            t0 = time.perf_counter()
+            t0 = time.monotonic()
             getattr(dec, stop)()
-            reader.wait(1.0)
+            reader.wait(3.0)
             dec.close()
-            assert time.perf_counter() - t0 < 1.0
+            assert time.monotonic() - t0 < 3.0  # the read is blocked for up to 6 s more: not waited for
             assert dec.damage.stopped_early is None and dec.damage.live.drops == 0  # stopped, not dropped
-            wait_for(lambda: not [t for t in threading.enumerate() if t.name == "zerocopy-decode"], 2.0)
+            wait_for(lambda: not [t for t in threading.enumerate() if t.name == "zerocopy-decode"], 30)
             assert dec.container is None  # released by the reading thread once its read timed out
             server.kill()
             server.restart()
@@ -196,7 +202,7 @@ def test_a_stalled_source_times_out(ts_clip):
     with LiveServer(ts_clip, "tcp") as server:
         dec = PyAVDecoder.on_cpu(server.url, policy=LivePolicy(read_timeout=1.0))
         reader = Reader(dec, lambda n: n == 5 and server.stall())
-        reader.wait(10)
+        reader.wait(30)
         dec.close()
     assert dec.damage.stopped_early in ("no data for 1 s", "connection timed out")
     assert dec.damage.live.drops == 1
@@ -208,17 +214,17 @@ def test_a_missing_camera_or_dead_server_is_a_one_line_input_error(tmp_path):
     assert str(e.value) == "/dev/video97: no such device (no camera there)"
     with LiveServer(make_ts_clip(tmp_path / "x.ts", seconds=0.2), "tcp") as server:
         url = server.url
-    t0 = time.perf_counter()
+    t0 = time.monotonic()
     with pytest.raises(InputError) as e:  # the port is closed now
         PyAVDecoder.on_cpu(url, reconnect=True)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.monotonic() - t0 < 20  # at once (aims at ms), not after reconnecting for give_up_after (60 s)
     assert str(e.value).startswith(f"{url}: cannot open: connection refused") and "\n" not in str(e.value)
     with LiveServer(tmp_path / "x.ts", "http") as server:
         server.stall()  # answers the request, then sends nothing
-        t0 = time.perf_counter()
+        t0 = time.monotonic()
         with pytest.raises(InputError) as e:
             PyAVDecoder.on_cpu(server.url, policy=LivePolicy(open_timeout=1.0))
-        assert time.perf_counter() - t0 < 2.0
+        assert time.monotonic() - t0 < 8  # after the 1 s asked (aims at ~1 s), not the default 10 s
     assert str(e.value) == f"{server.url}: cannot open: no answer within 1 s"
 
 
@@ -244,6 +250,7 @@ def test_a_parallel_run_reconnects_one_stream_while_the_other_goes_on(ts_clip):
     assert 0 < report["latency"]["p50_ms"] <= report["latency"]["p95_ms"]  # arrival → result, live inputs
 
 
+@pytest.mark.timeout(300)  # a subprocess that loads OpenVINO and the model: slow on a busy machine
 def test_the_cli_runs_three_files_and_a_live_stream_at_once_through_a_server_restart(ts_clip, tmp_path,
                                                                                      face_model_path):
     """Issue 11's done-when: `--parallel` over three local files and one loopback live stream gives
@@ -259,16 +266,19 @@ def test_the_cli_runs_three_files_and_a_live_stream_at_once_through_a_server_res
         files.append(tmp_path / f"f{i}.mp4")
         write_clip(files[-1], ClipSpec(frames=20 + 10 * i, width=320, height=180))
     out, report = tmp_path / "d.jsonl", tmp_path / "r.json"
-    with LiveServer(ts_clip, "http", accept_limit=2) as live:
+    with LiveServer(ts_clip, "http", accept_limit=2, lifetime=240) as live:
         proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", *map(str, files), live.url, "--parallel",
                                  "--reconnect", "--reconnect-timeout", "2.5", "--json", str(out), "--report",
                                  str(report), "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.time() + 60
+        # wait for 20 results of the live input (generously: the process may take long to start on a busy
+        # machine), and no longer than the process runs
+        deadline = time.monotonic() + 180
         seen = 0
-        while time.time() < deadline and seen < 20:
+        while time.monotonic() < deadline and seen < 20 and proc.poll() is None:
             time.sleep(0.05)
             if out.exists():
-                seen = sum(1 for line in out.read_text().splitlines() if json.loads(line)["input"] == 3)
+                complete = out.read_text().rpartition("\n")[0]  # a line being written is not read yet
+                seen = sum(1 for line in complete.splitlines() if json.loads(line)["input"] == 3)
         live.kill()
         threading.Timer(1.0, live.restart).start()
         _, err = proc.communicate(timeout=120)

@@ -8,12 +8,11 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections import defaultdict
 
 import av
 import pytest
-from conftest import read_jsonl, run_cli, wait_for_lines
+from conftest import read_jsonl, run_cli, wait_for_lines, wait_until
 from faults import write_poison_model, write_undecodable, write_white_clip
 
 import zerocopy
@@ -101,7 +100,9 @@ def test_the_api_runs_in_parallel_and_leaving_early_stops_every_input(three, fac
         for r in det.run([p for p, _ in three], parallel=True):
             if r.index == 5:
                 break
-        time.sleep(0.05)
+        wait_until(lambda: not [t for t in threading.enumerate()
+                                if t.name.startswith(("zerocopy-input", "zerocopy-decode"))],
+                   what="every input's threads to end")
         assert not [t for t in threading.enumerate() if t.name.startswith(("zerocopy-input", "zerocopy-decode"))]
 
 

@@ -68,7 +68,8 @@ def test_paced_holds_another_decoders_frames_to_their_timestamps():
     items = list(paced.frames())
     assert time.perf_counter() - t0 >= 0.17  # the last is due 0.18 s after the first
     assert [f for f, _, _ in items] == [f"frame {i}" for i in range(10)]
-    assert items[-1].arrived - items[0].arrived == pytest.approx(0.18, abs=0.05)
+    # due 0.18 s apart: never early; late only by what a busy machine adds (the pacer aims at ~1 ms)
+    assert 0.17 <= items[-1].arrived - items[0].arrived < 2.0
     assert paced.rate == 50.0 and paced.expected_frames == 10
     paced.close()
     assert paced.decoder.closed
@@ -87,12 +88,18 @@ def test_realtime_paces_a_file_at_its_rate(clips):
     pts = [p for p, _ in got]
     assert pts == sorted(pts) and len(set(pts)) == len(pts)
     arrived = [a for _, a in got]
-    # each frame came out when it was due, give or take the scheduler
-    assert all(abs((a - arrived[0]) - (p - pts[0])) < 0.1 for p, a in got)
+    # each frame came out when it was due: never early, late by no more than a busy machine's scheduler
+    # adds (the pacer aims at a few ms; the bound is loose so that load cannot fail it)
+    assert all(-0.01 < (a - arrived[0]) - (p - pts[0]) < 1.0 for p, a in got)
     assert dec.damage.live is None and not dec.damage.damaged
 
     fast = PyAVDecoder.on_cpu(path)
-    t0 = time.perf_counter()
-    assert sum(1 for _ in fast.frames()) == 2 * FPS
+    t0 = time.monotonic()
+    items = list(fast.frames())
+    fast_elapsed = time.monotonic() - t0
     fast.close()
-    assert time.perf_counter() - t0 < 1.5  # not paced without `realtime`
+    assert len(items) == 2 * FPS
+    # not paced without `realtime`: no arrival stamps, and quicker than the 1.96 s pacing takes (typically
+    # ~0.1 s; the bound is the loosest that still tells the two apart)
+    assert {item.arrived for item in items} == {None}
+    assert fast_elapsed < 1.9

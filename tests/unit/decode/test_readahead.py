@@ -4,6 +4,7 @@ import threading
 import time
 
 import pytest
+from conftest import wait_until
 
 from zerocopy.decode.readahead import ReadAhead
 
@@ -44,7 +45,9 @@ def test_read_ahead_stays_within_its_depth_and_stops_on_close():
     ahead = ReadAhead(_counting(10_000, produced, finished=finished), depth=4, name="test-read-ahead")
     it = iter(ahead)
     assert next(it) == 0
-    time.sleep(0.3)  # ample time to run ahead, if it would
+    # it runs ahead to its depth (waited for, so a busy machine cannot make this pass vacuously) …
+    wait_until(lambda: len(produced) >= 1 + 4, what="the read-ahead to fill its queue")
+    time.sleep(0.3)  # … and then has ample time to run further, if it would
     assert len(produced) <= 1 + 4 + 1  # the one taken, a full queue, one waiting to be put
     ahead.close()
     assert not ahead.running
@@ -64,7 +67,7 @@ def test_read_ahead_stop_ends_a_waiting_consumer_and_close_can_leave_a_blocked_s
     def blocked():
         try:
             yield 1
-            release.wait(5)  # a read that does not return (a live source without data)
+            release.wait(60)  # a read that does not return (a live source without data)
             yield 2
         finally:
             finished.append(threading.current_thread().name)
@@ -73,16 +76,15 @@ def test_read_ahead_stop_ends_a_waiting_consumer_and_close_can_leave_a_blocked_s
     got: list[int] = []
     consumer = threading.Thread(target=lambda: got.extend(ahead))
     consumer.start()
-    time.sleep(0.2)
+    wait_until(lambda: got == [1], what="the consumer to take the first item and wait")
     ahead.stop()  # from another thread: the consumer sees the end at once
-    consumer.join(1.0)
+    consumer.join(30)
     assert not consumer.is_alive() and got == [1]
-    t0 = time.perf_counter()
+    t0 = time.monotonic()
     assert ahead.close(wait=0.2) is False  # still blocked: left to end by itself
-    assert time.perf_counter() - t0 < 0.5 and ahead.running
+    # close() aims at returning after its `wait` (0.2 s); the source stays blocked for a minute, so a
+    # bound well under that shows close did not wait for it, without failing on a busy machine
+    assert time.monotonic() - t0 < 10 and ahead.running
     release.set()
-    for _ in range(100):
-        if not ahead.running:
-            break
-        time.sleep(0.02)
+    wait_until(lambda: not ahead.running, what="the read-ahead thread to end once its source returned")
     assert not ahead.running and finished == ["test-blocked"]  # it ended and closed its source, on its thread
