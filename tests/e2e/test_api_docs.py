@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "api.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 
 
 def test_the_api_docs_examples_run_as_written(tmp_path, monkeypatch, face_model_path, capsys):

@@ -14,6 +14,8 @@ from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.errors import InputError
 from zerocopy.samples import ClipSpec
 
+pytestmark = pytest.mark.timeout(60)
+
 FPS = 25
 
 

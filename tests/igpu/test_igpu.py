@@ -16,6 +16,8 @@ from zerocopy.probe import gather, refusals
 from zerocopy.samples import ClipSpec
 from zerocopy.sinks import NullSink
 
+pytestmark = pytest.mark.igpu
+
 
 @pytest.fixture(scope="module")
 def igpu():

@@ -30,6 +30,8 @@ from zerocopy.bridge.loader import (
     load_bridge,
 )
 
+pytestmark = pytest.mark.native
+
 
 @pytest.fixture(scope="session")
 def system_bridge(tmp_path_factory):

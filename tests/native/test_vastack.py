@@ -16,6 +16,12 @@ from conftest import read_jsonl, run_cli
 from zerocopy.frames import Geometry
 from zerocopy.samples import ClipSpec
 
+pytestmark = [
+    pytest.mark.vastack,
+    pytest.mark.skipif("vaapi" not in av.codec.hwaccel.hwdevices_available(),
+                       reason="needs a PyAV built with VA-API (the VA stack root: make test-va-stack)"),
+]
+
 
 @pytest.fixture(scope="module")
 def bridge():

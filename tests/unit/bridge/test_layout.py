@@ -19,6 +19,8 @@ from zerocopy.bridge.loader import (
     loaded_library_files,
 )
 
+pytestmark = pytest.mark.native
+
 
 def _graph():
     g = av.filter.Graph()

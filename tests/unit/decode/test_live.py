@@ -11,6 +11,8 @@ from zerocopy.decode.live import LivePolicy, Paced, Pacer, is_live, network_opti
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.samples import ClipSpec
 
+pytestmark = pytest.mark.timeout(60)
+
 FPS = 25
 
 

@@ -12,6 +12,8 @@ from zerocopy.bridge.loader import (
 from zerocopy.errors import PathUnavailable
 from zerocopy.handoff.surface import SurfaceHandoff, va_context
 
+pytestmark = pytest.mark.native
+
 
 def test_va_context_without_a_gpu_becomes_a_refusal():
     core = ov.Core()

@@ -8,6 +8,8 @@ from zerocopy.errors import PathUnavailable
 from zerocopy.frames import Geometry
 from zerocopy.resize.vaapi import VaapiScaler, graph_chain
 
+pytestmark = pytest.mark.native
+
 
 def test_scale_graph_asks_for_bt601_limited_nv12_and_pads_for_letterbox():
     g = Geometry.fit(1920, 1080, 128, 128, "letterbox")
