@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-output
 
-.PHONY: setup demo test test-igpu doctor lint clean models setup-gpu test-va-stack
+.PHONY: setup demo test test-fast test-igpu doctor lint clean models setup-gpu test-va-stack
 
 setup: $(STAMP)
 
@@ -32,8 +32,14 @@ models: setup
 demo: setup
 	$(BIN)/python scripts/demo.py --out $(DEMO)
 
+# Both tiers: tests/unit and the slow ones (tests/e2e, tests/native, tests/igpu, and unit tests marked slow).
 test: setup
 	$(BIN)/python -m pytest -q -rs
+	$(BIN)/ruff check zerocopy tests scripts
+
+# The fast tier: per-module unit tests (the cached default model, no subprocess), under a minute on 2 cores.
+test-fast: setup
+	$(BIN)/python -m pytest -q -rs -m "not slow"
 	$(BIN)/ruff check zerocopy tests scripts
 
 test-igpu: setup

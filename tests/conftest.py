@@ -1,4 +1,5 @@
-"""Shared fixtures: the real default model, and real clips made from real photos (cached per session)."""
+"""Shared fixtures and helpers for every tier: the real default model, real clips made from real photos (cached
+per session), the poison model, and the CLI helpers the unit and end-to-end tests share."""
 
 from __future__ import annotations
 
@@ -12,6 +13,18 @@ import pytest
 from zerocopy.cli import main
 from zerocopy.detections import box_iou
 from zerocopy.samples import ClipSpec, write_clip, write_size_change_clip
+
+SLOW_FOLDERS = ("e2e", "native", "igpu")  # whole runs, subprocesses, C builds, servers: `slow` by where they sit
+
+
+def pytest_collection_modifyitems(config, items):
+    """Everything under tests/e2e, tests/native and tests/igpu is `slow`; tests/unit is the fast tier
+    (a slow test that belongs beside its module's other tests carries `@pytest.mark.slow` itself)."""
+    here = Path(__file__).resolve().parent
+    for item in items:
+        parts = Path(str(item.path)).resolve().relative_to(here).parts
+        if parts and parts[0] in SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
@@ -49,17 +62,43 @@ def clips(tmp_path_factory) -> ClipFactory:
     return ClipFactory(tmp_path_factory.mktemp("clips"))
 
 
+@pytest.fixture(scope="module")
+def poison_model(tmp_path_factory):
+    from faults import write_poison_model
+
+    return write_poison_model(tmp_path_factory.mktemp("poison") / "poison.xml")
+
+
 def run_cli(*args: str) -> int:
     return main([str(a) for a in args])
 
 
-def wait_for_lines(path: Path, count: int, timeout: float = 60.0) -> None:
-    """Wait until a JSON Lines file being written by another process holds `count` lines (or time out)."""
+def detect_quiet(*args) -> int:
+    return run_cli("detect", *args, "--quiet")
+
+
+def one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def wait_until(condition, timeout: float = 30.0, what: str = "the condition") -> None:
+    """Poll `condition` until it holds; fail after `timeout` seconds (generous: a busy machine is slow, not wrong)."""
     import time
 
-    deadline = time.time() + timeout
-    while time.time() < deadline and (not path.exists() or len(path.read_text().splitlines()) < count):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {timeout:g} s waiting for {what}"
         time.sleep(0.02)
+
+
+def wait_for_lines(path: Path, count: int, timeout: float = 60.0) -> None:
+    """Wait until a JSON Lines file being written by another process holds `count` lines (fail after `timeout`)."""
+    wait_until(lambda: path.exists() and len(path.read_text().splitlines()) >= count, timeout,
+               f"{count} lines in {path}")
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -1,0 +1,36 @@
+"""Small OpenVINO graphs whose outputs are known, wrapped as every path wraps them (the output decoders' tests)."""
+
+from pathlib import Path
+
+import av
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+
+from zerocopy.infer.model import ModelSpec, WrappedModel
+from zerocopy.resize.planes import PlaneResizer
+
+
+def constant_model(size: int, outputs: dict[str, np.ndarray], layout: str = "NHWC") -> ov.Model:
+    shape = [1, size, size, 3] if layout == "NHWC" else [1, 3, size, size]
+    p = ops.parameter(shape, ov.Type.f32, name="image")
+    zero = ops.multiply(ops.reduce_sum(p, np.array([0, 1, 2, 3]), keep_dims=False), np.float32(0.0))
+    results = []
+    for name, value in outputs.items():
+        node = ops.add(ops.constant(value.astype(np.float32)), zero)
+        node.output(0).get_tensor().set_names({name})
+        results.append(ops.result(node))
+    return ov.Model(results, [p], "constant")
+
+
+def run_decoder(tmp_path, core, model, decoder, resize, src_w, src_h, threshold=0.5, options=None):
+    path = Path(tmp_path) / "m.xml"
+    ov.save_model(model, path)
+    spec = ModelSpec(path, "m", ("a", "b"), decoder, resize, "RGB", 0.0, 1.0, options or {})
+    wrapped = WrappedModel(core, spec).compile("CPU")
+    frame = av.VideoFrame(src_w, src_h, "yuv420p")
+    y, uv, g = PlaneResizer(wrapped.width, wrapped.height, resize)(frame)
+    req = wrapped.compiled.create_infer_request()
+    req.infer(dict(zip(wrapped.input_names, (y, uv), strict=True)))
+    return wrapped.decoder.decode(wrapped.outputs_of(req), g, threshold), g
+

@@ -1,0 +1,21 @@
+"""zerocopy.bench.report: the tables, with figures missing."""
+
+from zerocopy.bench import report, runner
+
+
+def test_bench_tables_survive_missing_ratios_and_limits():
+    assert runner._vs_baseline([{"fps": 10.0, "cpu_ms_per_frame": 2.0}], [{"fps": 0.0, "cpu_ms_per_frame": 0}]) is None
+    stages = {s: {"mean_ms": 1.0, "p50_ms": 1.0, "p95_ms": 1.0} for s in ("decode", "preprocess", "inference",
+                                                                         "postprocess")}
+    path = {"fps": 10.0, "cpu_ms_per_frame": 2.0, "cpu_percent": 50.0, "peak_rss_mb": 100.0, "stages": stages,
+            "frames": 8, "runs_frames": [8], "vs_baseline": {"pairs": 1, "cpu_ratio": 0.5},
+            "pipeline_efficiency": None}
+    result = {"machine": {"cpu": "x", "cores": 2}, "input": {"codec": "h264", "width": 64, "height": 64, "frames": 10},
+              "settings": {"frames": 300, "warmup": 2, "repeat": 1},
+              "paths": {"software": path}, "unavailable": {},
+              "limits": {"decode_only_fps": None, "decode_only_cpu_ms_per_frame": None, "inference_only_fps": 5.0,
+                         "decode_threads": 1, "errors": {"decode": "no frame measured"}}}
+    text = report.table(result)
+    assert "CPU/frame × 0.50 (0.50–0.50)" in text and "decode only not measured (no frame measured)" in text
+    assert "1 run per path, 8 frames measured after 2 warm-up (the input has 10; 300 asked)" in text
+    assert "| software | 10.0 |" in report.markdown(result)

@@ -1,0 +1,24 @@
+"""zerocopy.infer.model: the compile configuration."""
+
+from __future__ import annotations
+
+from zerocopy.infer.model import WrappedModel, make_core, resolve_spec
+
+
+def test_the_compile_config_turns_off_openvinos_automatic_batching(face_model_path):
+    """THROUGHPUT on a GPU would let OpenVINO wrap the model in BATCH, which cannot take remote tensors."""
+    from zerocopy.infer.model import default_config
+
+    for device in ("GPU", "GPU.0", "CPU"):
+        assert default_config(device)["ALLOW_AUTO_BATCHING"] == "NO"
+    seen = {}
+
+    class Recording(type(make_core(None))):
+        def compile_model(self, model, target, config):
+            seen.update(config)
+            return super().compile_model(model, "CPU", config)
+
+    core = Recording()
+    spec = resolve_spec("face", core=core)
+    WrappedModel(core, spec, "nv12", 1, "GPU_SURFACE").compile("GPU", None, {"ALLOW_AUTO_BATCHING": "YES"})
+    assert seen["ALLOW_AUTO_BATCHING"] == "NO" and seen["PERFORMANCE_HINT"] == "THROUGHPUT"

@@ -1,0 +1,122 @@
+"""zerocopy.cli: usage errors and refusals that end a command before any clip is run."""
+
+from pathlib import Path
+
+import av
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import pytest
+from conftest import detect_quiet, one_line_error, run_cli
+
+from zerocopy.catalog import CATALOG
+from zerocopy.samples import ClipSpec
+
+
+@pytest.fixture
+def broken(tmp_path):
+    def make(name: str, data: bytes) -> Path:
+        p = tmp_path / name
+        p.write_bytes(data)
+        return p
+    return make
+
+
+def _save(model: ov.Model, path: Path) -> Path:
+    ov.save_model(model, path)
+    return path
+
+
+def test_models_list_and_pull_commands(face_model_path, capsys):
+    assert run_cli("models", "list") == 0
+    out = capsys.readouterr().out
+    for name in CATALOG:
+        assert name in out
+    assert run_cli("models", "pull", "face") == 0
+    assert str(face_model_path) in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name,data,expect", [
+    ("empty.mp4", b"", "empty file"),
+    ("random.mp4", np.random.default_rng(0).integers(0, 256, 20000, dtype=np.uint8).tobytes(), "cannot open"),
+    ("notes.mp4", b"this is a text file, not a video\n" * 50, "cannot open"),
+])
+def test_unreadable_inputs_fail_with_one_line(broken, capsys, name, data, expect, face_model_path):
+    assert detect_quiet(broken(name, data)) == 1
+    assert expect in one_line_error(capsys)
+
+
+def test_missing_file_and_directory(tmp_path, capsys, face_model_path):
+    assert detect_quiet(tmp_path / "nope.mp4") == 1
+    assert "no such file" in one_line_error(capsys)
+    assert detect_quiet(tmp_path) == 1
+    assert "a directory with no video or image files" in one_line_error(capsys)
+
+
+def test_audio_only_file_has_no_video_stream(tmp_path, capsys, face_model_path):
+    path = tmp_path / "tone.wav"
+    with av.open(str(path), "w") as out:
+        s = out.add_stream("pcm_s16le", rate=8000)
+        frame = av.AudioFrame.from_ndarray(np.zeros((1, 800), np.int16), format="s16", layout="mono")
+        frame.rate = 8000
+        out.mux(s.encode(frame))
+        out.mux(s.encode(None))
+    assert detect_quiet(path) == 1
+    assert "no video stream" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("args", [
+    ["--threshold", "2"], ["--threshold", "x"], ["--nireq", "0"], ["--batch", "-1"], ["--path", "gpu"],
+    ["--max-frames", "0"], ["--decode-threads", "-1"], ["--decode-threads", "x"],
+])
+def test_usage_errors_exit_2(args, clips, capsys):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    with pytest.raises(SystemExit) as e:
+        run_cli("detect", path, *args)
+    assert e.value.code == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert run_cli() == 2
+    assert "detect" in capsys.readouterr().out
+
+
+def test_missing_or_broken_model(clips, tmp_path, capsys, broken):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    assert detect_quiet(path, "--model", tmp_path / "none.xml") == 1
+    assert "neither a catalogue name" in one_line_error(capsys)
+    assert detect_quiet(path, "--model", broken("junk.onnx", b"\x00garbage" * 100)) == 1
+    assert "cannot read model" in one_line_error(capsys)
+
+
+def test_models_the_tool_cannot_feed(clips, tmp_path, capsys):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    a = ops.parameter([1, 3, 64, 64], ov.Type.f32, name="a")
+    b = ops.parameter([1, 3, 64, 64], ov.Type.f32, name="b")
+    two = _save(ov.Model([ops.result(ops.add(a, b))], [a, b]), tmp_path / "two.xml")
+    assert detect_quiet(path, "--model", two) == 1
+    assert "2 inputs" in one_line_error(capsys)
+    v = ops.parameter([1, 10], ov.Type.f32, name="v")
+    vec = _save(ov.Model([ops.result(ops.relu(v))], [v]), tmp_path / "vec.xml")
+    assert detect_quiet(path, "--model", vec) == 1
+    assert "not a 4-D image" in one_line_error(capsys)
+    img = ops.parameter([1, 3, 64, 64], ov.Type.f32, name="img")
+    cls = _save(ov.Model([ops.result(ops.reduce_mean(img, np.array([2, 3]), False))], [img]), tmp_path / "c.xml")
+    assert detect_quiet(path, "--model", cls) == 1
+    assert "--decoder" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("option", ["--json", "--output", "--report"])
+def test_unwritable_outputs_fail_before_any_work(option, clips, tmp_path, capsys):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    assert detect_quiet(path, option, tmp_path / "missing-dir" / "out") == 1
+    assert "no such directory" in one_line_error(capsys)
+    assert detect_quiet(path, option, tmp_path) == 1
+    assert "is a directory" in one_line_error(capsys)
+
+
+def test_bad_labels_file(clips, tmp_path, capsys, face_model_path):
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    assert detect_quiet(path, "--labels", tmp_path / "labels.txt") == 1
+    assert "labels" in one_line_error(capsys)
