@@ -52,7 +52,8 @@ def hardware_tests() -> dict:
 
 def run_density(workdir: Path, max_streams: int) -> dict:
     """`zerocopy bench --streams auto` on a 1080p30 H.264 clip, every path that runs here."""
-    from zerocopy.bench.runner import BenchOptions, stream_density
+    from zerocopy.bench.density import stream_density
+    from zerocopy.bench.runner import BenchOptions
 
     clip = workdir / "clip-1080p30.mp4"
     write_clip(clip, ClipSpec(width=1920, height=1080, fps=30, frames=150, face="grace_hopper"))

@@ -16,10 +16,10 @@ import pytest
 from conftest import read_jsonl
 from faults import StandInFront, write_undecodable, write_white_clip
 
-import zerocopy.probe
-from zerocopy import api as api_module
-from zerocopy import paths
-from zerocopy.run import DetectOptions, run_detect
+from zerocopy.api import Detector
+from zerocopy.cli.detect import Outputs, run_detect
+from zerocopy.errors import PathUnavailable
+from zerocopy.paths import SoftwareFront
 from zerocopy.samples import ClipSpec
 
 STAGE_REASONS = {
@@ -31,21 +31,21 @@ STAGE_REASONS = {
 
 
 @pytest.fixture
-def stand_in(monkeypatch, tmp_path):
-    """Make `auto` try a stand-in for `copy` (failing at the given stage), then the real software path."""
+def stand_in(tmp_path):
+    """The paths for `auto` to try: a stand-in for `copy` failing at the given stage (with no static
+    refusal, as on a machine with it all), then the real software path."""
 
-    def install(stage: str) -> None:
+    def fronts(stage: str) -> list:
         undecodable = write_undecodable(tmp_path / "undecodable.mkv") if stage == "decode" else None
-        real = paths.front_for
+        return [StandInFront("copy", stage, undecodable), SoftwareFront()]
 
-        def front_for(name):
-            return StandInFront("copy", stage, undecodable) if name == "copy" else real(name)
+    return fronts
 
-        monkeypatch.setattr(api_module, "front_for", front_for)
-        monkeypatch.setattr(api_module, "AUTO_ORDER", ("copy", "software"))
-        monkeypatch.setattr(zerocopy.probe, "refusals", lambda *a, **k: {})  # as on a machine with it all
 
-    return install
+def detect(inputs: list[str], *, fronts=None, model=None, path: str = "auto", **outputs):
+    """`zerocopy detect` as the CLI runs it (the same `run_detect`), with the paths injected."""
+    with Detector(model, path=path, fronts=fronts) as det:
+        return run_detect(det, inputs, Outputs(**outputs))
 
 
 def _frameless_clip(path) -> str:
@@ -61,12 +61,9 @@ def _frameless_clip(path) -> str:
 @pytest.mark.parametrize("stage", sorted(STAGE_REASONS))
 def test_a_failure_before_the_first_result_falls_back_with_its_reason(stage, stand_in, clips, tmp_path,
                                                                        poison_model):
-    stand_in(stage)
     clip, truth = clips("fallback.mp4", ClipSpec(frames=12))
     jsonl, video = tmp_path / "d.jsonl", tmp_path / "out.mp4"
-    opts = DetectOptions([str(clip)], model=str(poison_model), json=str(jsonl), output=str(video), quiet=True)
-    messages = []
-    run = run_detect(opts, messages.append)
+    run = detect([str(clip)], fronts=stand_in(stage), model=str(poison_model), json=str(jsonl), output=str(video))
     assert run.choice.name == "software"
     assert STAGE_REASONS[stage] in run.choice.refused["copy"], run.choice.refused
     assert run.report["refused"]["copy"] == run.choice.refused["copy"]
@@ -80,29 +77,24 @@ def test_parallel_inputs_try_the_path_on_the_first_input_that_gives_a_frame(stan
                                                                              poison_model):
     """`--parallel` with a first input that gives no frame: the trial runs on the next input, so the
     failing path is still refused before anything is delivered and `auto` ends on software."""
-    stand_in("inference")
     clip, truth = clips("fallback.mp4", ClipSpec(frames=12))
     jsonl = tmp_path / "d.jsonl"
-    opts = DetectOptions([_frameless_clip(tmp_path / "cut.mp4"), str(clip)], model=str(poison_model),
-                         json=str(jsonl), quiet=True, parallel=True)
-    run = run_detect(opts, lambda _m: None)
+    run = detect([_frameless_clip(tmp_path / "cut.mp4"), str(clip)], fronts=stand_in("inference"),
+                 model=str(poison_model), json=str(jsonl), parallel=True)
     assert run.choice.name == "software", run.choice
     assert STAGE_REASONS["inference"] in run.choice.refused["copy"]
     assert [line["frame"] for line in read_jsonl(jsonl) if line["input"] == 1] == list(range(len(truth)))
 
 
 @pytest.mark.parametrize("stage", ["compile", "inference"])
-def test_an_explicit_gpu_path_that_fails_at_first_contact_exits_1_naming_the_stage(stage, stand_in, clips,
-                                                                                   poison_model, tmp_path, capsys):
-    from conftest import run_cli
-
-    stand_in(stage)
+def test_an_explicit_gpu_path_that_fails_at_first_contact_is_refused_naming_the_stage(stage, stand_in, clips,
+                                                                                       poison_model, tmp_path):
+    """(The CLI prints each reason of a `PathUnavailable` on a line and exits 1: tests/native, e2e/test_bench.)"""
     clip, _ = clips("fallback.mp4", ClipSpec(frames=12))
     jsonl = tmp_path / "d.jsonl"
-    assert run_cli("detect", clip, "--path", "copy", "--model", poison_model, "--json", jsonl) == 1
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    assert f"zerocopy: the copy path cannot run here: {STAGE_REASONS[stage][:30]}" in err
+    with pytest.raises(PathUnavailable) as e:
+        detect([str(clip)], fronts=stand_in(stage), model=str(poison_model), path="copy", json=str(jsonl))
+    assert STAGE_REASONS[stage] in e.value.reasons["copy"][0] and list(e.value.reasons) == ["copy"]
     assert jsonl.read_text() == ""  # nothing was written by a path that did not commit
 
 
@@ -111,9 +103,7 @@ def test_a_failed_input_after_commit_is_that_inputs_error_and_the_next_one_runs(
     bright = write_white_clip(tmp_path / "white.mp4")
     clip, truth = clips("fallback.mp4", ClipSpec(frames=12))
     jsonl = tmp_path / "d.jsonl"
-    opts = DetectOptions([str(clip), str(bright), str(clip)], model=str(poison_model), path="software",
-                         json=str(jsonl), quiet=True)
-    run = run_detect(opts, print)
+    run = detect([str(clip), str(bright), str(clip)], model=str(poison_model), path="software", json=str(jsonl))
     errors = [i.error for i in run.result.inputs]
     assert errors[0] is None and errors[2] is None
     assert errors[1] and "inference failed" in errors[1]
@@ -122,12 +112,12 @@ def test_a_failed_input_after_commit_is_that_inputs_error_and_the_next_one_runs(
 
 
 def test_report_json_names_the_refusal(stand_in, clips, tmp_path, poison_model):
-    stand_in("bind")
     clip, _ = clips("fallback.mp4", ClipSpec(frames=12))
     report = tmp_path / "r.json"
-    run_detect(DetectOptions([str(clip)], model=str(poison_model), report=str(report), quiet=True), print)
+    detect([str(clip)], fronts=stand_in("bind"), model=str(poison_model), report=str(report))
     r = json.loads(report.read_text())
     assert r["path"] == "software" and "binding the first frame" in r["refused"]["copy"]
+    assert r["refused_summary"] == "binding the first frame failed"  # from the reason's code
     assert np.isfinite(r["fps"])
 
 
@@ -137,8 +127,7 @@ def test_parallel_inputs_that_give_no_frame_do_not_stop_the_one_that_works(clips
     clip, truth = clips("fallback.mp4", ClipSpec(frames=12))
     jsonl, report = tmp_path / "d.jsonl", tmp_path / "r.json"
     inputs = [_frameless_clip(tmp_path / "cut.mp4"), str(write_undecodable(tmp_path / "noise.mkv")), str(clip)]
-    opts = DetectOptions(inputs, json=str(jsonl), report=str(report), quiet=True, parallel=True)
-    run = run_detect(opts, lambda _m: None)
+    run = detect(inputs, json=str(jsonl), report=str(report), parallel=True)
     assert run.choice.name == "software"
     assert [line["frame"] for line in read_jsonl(jsonl) if line["input"] == 2] == list(range(len(truth)))
     entries = json.loads(report.read_text())["inputs"]

@@ -4,7 +4,6 @@ reconnecting with back-off, giving up, and stopping promptly; through the decode
 from __future__ import annotations
 
 import dataclasses
-
 import threading
 import time
 

@@ -128,7 +128,8 @@ def test_ctrl_c_stops_every_input_with_valid_outputs(tmp_path, face_model_path):
 
 
 def test_each_parallel_input_gets_a_progress_bar_of_its_own(three, tmp_path, face_model_path):
-    from zerocopy.run import DetectOptions, run_detect
+    from zerocopy.api import Detector
+    from zerocopy.cli.detect import Outputs, run_detect
 
     bars: list[_Bar] = []
 
@@ -136,9 +137,8 @@ def test_each_parallel_input_gets_a_progress_bar_of_its_own(three, tmp_path, fac
         bars.append(_Bar(source, total, position))
         return bars[-1]
 
-    opts = DetectOptions([str(p) for p, _ in three], model=str(face_model_path), parallel=True, quiet=True,
-                         progress=progress)
-    run_detect(opts, lambda _m: None)
+    with Detector(str(face_model_path)) as det:
+        run_detect(det, [str(p) for p, _ in three], Outputs(parallel=True, progress=progress))
     assert sorted(b.position for b in bars) == [0, 1, 2]
     # (Matroska does not store its frame count: that bar counts without a total)
     assert {b.source: (b.n, b.closed) for b in bars} == {str(p): (n, True) for p, n in three}

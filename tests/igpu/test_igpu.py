@@ -69,19 +69,14 @@ def test_no_surface_pool_stall_with_eight_requests(igpu, clips, tmp_path, face_m
 
 @pytest.mark.timeout(900)
 def test_a_long_run_does_not_grow_memory(igpu, clips, face_model_path):
-    from zerocopy.catalog.fetch import cache_dir
-    from zerocopy.infer.model import WrappedModel, make_core, resolve_spec
-    from zerocopy.paths import front_for
-    from zerocopy.pipeline import Pipeline
+    from zerocopy.api import Detector
+    from zerocopy.sinks.drive import feed
 
     clip, truth = clips("igpu-720p-long.mp4", ClipSpec(width=1280, height=720, frames=250))
-    core = make_core(cache_dir() / "ov-cache")
-    spec = resolve_spec("face", core=core)
-    front = front_for("zero-copy")
     sink = RssSink()
-    model = WrappedModel(core, spec, front.input_kind, 1, front.memory_type)
-    pipeline = Pipeline(model, front, "GPU", None, 0.5, [sink])
-    result = pipeline.run([str(clip)] * 12)
+    with Detector("face", path="zero-copy") as det:
+        feed(det.events([str(clip)] * 12), [sink])
+        result = det.result()
     assert result.frames == 12 * len(truth)
     warm, last = sink.samples[2], sink.samples[-1]
     assert last - warm < 40.0, f"resident memory grew from {warm:.0f} MB to {last:.0f} MB over 10 inputs"

@@ -119,38 +119,38 @@ def test_an_explicit_copy_path_on_a_dead_node_exits_1_with_one_line_naming_it(de
     assert len(lines) == 1 and lines[0].startswith("zerocopy: the copy path cannot run here: ") and node in lines[0]
 
 
-def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bridge, clips, monkeypatch,
-                                                                             tmp_path, face_model_path):
+def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bridge, clips, tmp_path,
+                                                                             face_model_path):
     """The real scale_vaapi stage (bridge + PyAV graph) fed software frames: the bridge refuses the frame
     (no hw_frames_ctx), `auto` names that and runs software with every frame."""
-    from zerocopy import api as api_module
-    from zerocopy import paths
+    from zerocopy.api import Detector
+    from zerocopy.cli.detect import Outputs, run_detect
     from zerocopy.decode.pyav import PyAVDecoder
+    from zerocopy.paths import CopyFront, PreparedStream, SoftwareFront
+    from zerocopy.paths.vaapi import prime
     from zerocopy.resize.vaapi import VaapiScaler
-    from zerocopy.run import DetectOptions, run_detect
 
-    class CpuDecodedCopy(paths.CopyFront):
+    class CpuDecodedCopy(CopyFront):
         devices = ("CPU",)
 
+        def refusals(self, facts, config):
+            return []  # as on a machine with it all
+
         def open(self, source, req):
-            scaler = VaapiScaler(bridge, req.width, req.height, req.resize, download=True)
+            m = req.model
+            scaler = VaapiScaler(bridge, m.width, m.height, m.spec.resize, download=True)
 
             def prepare(frame):
                 small, shown, g = scaler(frame)  # the bridge refuses a frame without hw_frames_ctx
                 return {}, g, None, shown
 
-            stream = paths._Stream(PyAVDecoder(source), prepare)
-            paths._prime_va(self.name, stream, source)
+            stream = PreparedStream(PyAVDecoder(source), prepare)
+            prime(self.name, stream, source)
             return stream
 
-    real = paths.front_for
-    monkeypatch.setattr(api_module, "front_for", lambda n: CpuDecodedCopy() if n == "copy" else real(n))
-    monkeypatch.setattr(api_module, "AUTO_ORDER", ("copy", "software"))
-    import zerocopy.probe
-
-    monkeypatch.setattr(zerocopy.probe, "refusals", lambda *a, **k: {})
     clip, truth = clips("vastack.mp4", ClipSpec(frames=16))
-    run = run_detect(DetectOptions([str(clip)], json=str(tmp_path / "d.jsonl"), quiet=True), print)
+    with Detector(fronts=[CpuDecodedCopy(), SoftwareFront()]) as det:
+        run = run_detect(det, [str(clip)], Outputs(json=str(tmp_path / "d.jsonl")))
     assert run.choice.name == "software" and run.result.frames == len(truth)
     assert "failed on the first frame: attach hw_frames_ctx: the frame has no hw_frames_ctx" in \
         run.choice.refused["copy"], run.choice.refused

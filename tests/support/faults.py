@@ -82,12 +82,13 @@ class StandInFront(SoftwareFront):
     def open(self, source, req):
         from zerocopy.decode.pyav import PyAVDecoder
         from zerocopy.errors import PathUnavailable
-        from zerocopy.paths import _prime_va, _Stream
+        from zerocopy.paths import PreparedStream
+        from zerocopy.paths.vaapi import prime
 
         if self.fail_at == "decode":
             decoder = PyAVDecoder(self.undecodable, give_up_without_frame=8)
-            stream = _Stream(decoder, lambda frame: ({}, None, None, None))
-            _prime_va(self.name, stream, source)
+            stream = PreparedStream(decoder, lambda frame: ({}, None, None, None))
+            prime(self.name, stream, source)
             raise PathUnavailable({self.name: "the undecodable input decoded"})  # never reached
         stream = super().open(source, req)
         if self.fail_at == "compile":

@@ -27,10 +27,10 @@ def run_decoder(tmp_path, core, model, decoder, resize, src_w, src_h, threshold=
     path = Path(tmp_path) / "m.xml"
     ov.save_model(model, path)
     spec = ModelSpec(path, "m", ("a", "b"), decoder, resize, "RGB", 0.0, 1.0, options or {})
-    wrapped = WrappedModel(core, spec).compile("CPU")
+    wrapped = WrappedModel(core, spec, threshold=threshold).compile("CPU")
     frame = av.VideoFrame(src_w, src_h, "yuv420p")
     y, uv, g = PlaneResizer(wrapped.width, wrapped.height, resize)(frame)
     req = wrapped.compiled.create_infer_request()
     req.infer(dict(zip(wrapped.input_names, (y, uv), strict=True)))
-    return wrapped.decoder.decode(wrapped.outputs_of(req), g, threshold), g
+    return wrapped.postprocessor(wrapped.outputs_of(req), g), g
 

@@ -127,6 +127,6 @@ def test_resolve_fills_in_what_the_model_and_the_machine_give():
 
 
 def test_resolve_keeps_what_was_asked_for():
-    c = RunConfig(threshold=0.3, resize="stretch", device="GPU", decode_threads=0, nireq=8)
+    c = RunConfig(threshold=0.3, resize="stretch", postprocess="yolo", device="GPU", decode_threads=0, nireq=8)
     r = c.resolve(spec=_Spec(), device="CPU", inputs=4, optimal_nireq=2, nireq_cap=4)
     assert r == c

@@ -27,16 +27,19 @@ def _wrong_layout(frame):
 @pytest.mark.parametrize("prepare,expected", [(_wrong_layout, "failed on the first frame: AVFrame layout"),
                                               (_unconfigurable_graph, "failed on the first frame: ")])
 def test_a_first_frame_the_va_stages_cannot_handle_is_a_refusal_not_a_crash(prepare, expected, clips):
-    """`_prime_va` turns what the bridge, the filter graph or the driver raise on the first frame into
+    """`paths.vaapi.prime` turns what the bridge, the filter graph or the driver raise on the first frame into
     `PathUnavailable` (so `auto` moves on), and closes the input."""
     from zerocopy.decode.pyav import PyAVDecoder
     from zerocopy.errors import PathUnavailable
-    from zerocopy.paths import _prime_va, _Stream
+    from zerocopy.paths import PreparedStream
+    from zerocopy.paths.vaapi import prime
+    from zerocopy.refusals import Code
 
     path, _ = clips("h264.mp4", ClipSpec(frames=20))
     decoder = PyAVDecoder(path)
-    stream = _Stream(decoder, prepare)
+    stream = PreparedStream(decoder, prepare)
     with pytest.raises(PathUnavailable) as e:
-        _prime_va("zero-copy", stream, path)
+        prime("zero-copy", stream, path)
+    assert e.value.reasons["zero-copy"][0].code is Code.VA_FIRST_FRAME
     assert expected in e.value.reasons["zero-copy"][0]
     assert not decoder._log.active  # closed: FFmpeg's log is no longer captured

@@ -17,14 +17,14 @@ def test_parallel_pipeline_budgets_by_its_inputs(tmp_path):
     write_clip(clip, ClipSpec(width=320, height=240, frames=4))
     with Detector("face", path="software", device="CPU") as det:
         assert sum(1 for _ in det.run([clip, clip], parallel=True)) == 8
-        p = det._pipeline
-        assert p.inputs == 2 and p.decode_threads == decode_threads(inputs=2)
-        assert int(p.model.config["INFERENCE_NUM_THREADS"]) == inference_threads(2)
-        assert det.report()["decode_threads"] == p.decode_threads
+        report = det.report()
+        assert report["config"]["decode_threads"] == report["decode_threads"] == decode_threads(inputs=2)
+        assert int(det._pipeline.model.config["INFERENCE_NUM_THREADS"]) == inference_threads(2)
 
 
 def test_the_pipeline_releases_the_model_before_the_va_device(clips, face_model_path):
     """The compiled model (and its remote context) must never outlive the VA device it uses."""
+    from zerocopy.config import RunConfig
     from zerocopy.pipeline import Pipeline
 
     order = []
@@ -36,7 +36,9 @@ def test_the_pipeline_releases_the_model_before_the_va_device(clips, face_model_
     clip, truth = clips("fallback.mp4", ClipSpec(frames=12))
     core = make_core(None)
     model = WrappedModel(core, resolve_spec("face", core=core), "nv12")
-    pipeline = Pipeline(model, paths.front_for("software"), "CPU", None, 0.5, [])
+    config = RunConfig(model="face", path="software").resolve(spec=model.spec, device="CPU")
+    pipeline = Pipeline(model, paths.front_for("software"), config)
     pipeline.va.device = Device()
-    result = pipeline.run([str(clip)])
+    assert sum(1 for _ in pipeline.events([str(clip)])) == len(truth) + 2  # begin, frames, end
+    result = pipeline.result()
     assert result.frames == len(truth) and order == ["device"] and pipeline.va.device is None

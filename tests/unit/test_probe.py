@@ -63,4 +63,4 @@ def test_doctor_keeps_each_reason_whole_even_with_a_semicolon_inside():
     facts = Facts(**{**NOTHING.__dict__, "bridge": "headers differ; and PyPI's PyAV bundles its FFmpeg"})
     status = path_status(facts)
     assert "native bridge: headers differ; and PyPI's PyAV bundles its FFmpeg" in status["copy"]["reasons"]
-    assert not status["copy"]["available"] and status["software"] == {"available": True, "reasons": []}
+    assert not status["copy"]["available"] and status["software"]["available"] and status["software"]["reasons"] == []

@@ -106,7 +106,7 @@ def _count_frames(container, stream, limit: int) -> int:
 def describe_input(path: str, need: int | None = None) -> dict:
     """Codec, size and rate; `frames`: the frame count if known (counted, up to `need`, when the
     container does not say or holds fewer); `available`: frames counted, at most `need`."""
-    from zerocopy.decode.pyav import open_input
+    from zerocopy.decode.opening import open_input
 
     with open_input(path) as c:
         s = c.streams.video[0]
@@ -287,68 +287,3 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         "unavailable": unavailable,
         "limits": lim,
     }
-
-
-MAX_LATENCY_MS = 1000.0  # a stream is kept in real time when its p95 arrival-to-result latency stays below
-
-
-def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str], None] = lambda _m: None) -> dict:
-    """Per path, the most copies of the input (each paced at its native rate, all at once into one model)
-    this machine keeps in real time: every frame processed, each stream at ≥ 90 % of its rate, p95
-    latency ≤ 1 s. Doubling, then halving
-    the gap; each trial in its own process. `opts.frames` frames per stream (at the input's rate)."""
-    from zerocopy.infer.model import make_core, resolve_spec
-
-    paths, refused = _plan(opts)
-    if not paths:
-        raise PathUnavailable(refused)
-    spec = resolve_spec(opts.config.model, core=make_core(None))
-    info = describe_input(opts.input, opts.frames)
-    frames = min(opts.frames, info["frames"] or opts.frames)
-    # decoding threads and nireq stay "auto": each trial's Detector resolves them for its streams
-    config = opts.config.resolve(spec=spec).replace(realtime=True)
-    common = {"input": opts.input, "frames": frames, "config": config.to_dict(), "kind": "streams",
-              "max_latency_ms": MAX_LATENCY_MS, "rate": info.get("rate") or 25.0}
-    density: dict[str, dict] = {}
-    unavailable = {p: "; ".join(why) for p, why in refused.items()}
-    for path in paths:
-        tried: dict[int, dict] = {}
-
-        def trial(n: int, path: str = path, tried: dict = tried) -> bool:
-            out = _worker({**common, "path": path, "streams": n})
-            tried[n] = out
-            log(f"{path}: {n} stream(s): " + (
-                f"{'kept up' if out.get('ok') else 'fell behind'} (p95 latency {out.get('p95_latency_ms')} ms, "
-                f"{out.get('fps_per_stream')} fps each, CPU {out.get('cpu_percent')}%)" if "streams" in out
-                else out.get("error") or out.get("unavailable", "")))
-            return bool(out.get("ok"))
-
-        good, bad = 0, None
-        n = 1
-        while n <= max_streams:
-            if trial(n):
-                good, n = n, n * 2
-            else:
-                bad = n
-                break
-        if bad is not None:
-            while bad - good > 1:
-                mid = (good + bad) // 2
-                good, bad = (mid, bad) if trial(mid) else (good, mid)
-        first = tried.get(1, {})
-        if "unavailable" in first or "error" in first:
-            unavailable[path] = first.get("unavailable") or first["error"]
-            continue
-        best = tried.get(good, {})
-        density[path] = {"streams": good, "capped": bad is None, "fps_per_stream": best.get("fps_per_stream"),
-                         "cpu_percent": best.get("cpu_percent"), "p95_latency_ms": best.get("p95_latency_ms"),
-                         "trials": {str(k): {x: v[x] for x in ("ok", "p95_latency_ms", "fps_per_stream",
-                                                                "cpu_percent") if x in v} for k, v in tried.items()}}
-    if not density:
-        raise ZeroCopyError("nothing measured: " + "; ".join(f"{p}: {w}" for p, w in unavailable.items()))
-    out = {"machine": machine(), "input": info, "density": density, "unavailable": unavailable,
-           "settings": {"model": config.model, "device": config.device, "frames_per_stream": frames,
-                        "max_streams": max_streams, "max_p95_latency_ms": MAX_LATENCY_MS, "paced": "native rate"}}
-    if "software" in density and density.get("baseline", {}).get("streams"):
-        out["software_vs_baseline_streams"] = round(density["software"]["streams"] / density["baseline"]["streams"], 2)
-    return out

@@ -33,8 +33,8 @@ def cmd_bench(args) -> int:
     opts = BenchOptions(args.input, config_from(args, BENCH_SETTINGS), args.paths, args.frames, args.warmup,
                         args.repeat)
     if args.streams:
+        from zerocopy.bench.density import stream_density
         from zerocopy.bench.report import density_table, plot_density
-        from zerocopy.bench.runner import stream_density
 
         result = stream_density(opts, args.max_streams, log=say)
         print(density_table(result))

@@ -216,3 +216,40 @@ def open_abandonable(opener: Callable[[], Any], stop: threading.Event, poll: flo
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+def reopen(policy: LivePolicy, live: LiveReport, stopping: threading.Event, since: float, why: str,
+           attempt: Callable[[float], Any]) -> Any | None:
+    """Open a source that dropped (`why`) again: `attempt(open_timeout)` after each of `policy`'s
+    back-off delays, until it gives a container (returned), `stopping` is set, or `give_up_after`
+    seconds have passed since `since` (the last frame). Attempts, reconnections and giving up
+    (`live.gave_up`, with the last attempt's error) are recorded in `live`; None when none succeeded."""
+    from zerocopy.errors import InputError
+
+    deadline = since + policy.give_up_after
+    live.reconnecting = why
+    last = why
+    try:
+        for delay in policy.delays():
+            if stopping.wait(max(0.0, min(delay, deadline - time.perf_counter()))):
+                return None
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                break
+            live.attempts += 1
+            try:
+                container = attempt(min(policy.open_timeout, max(remaining, 0.5)))
+            except OpenAbandoned:
+                return None
+            except InputError as e:
+                last = str(e).split(": cannot open: ", 1)[-1]
+                continue
+            live.reconnects += 1
+            return container
+    finally:
+        if not stopping.is_set():  # stopped: the report says it was stopped while reconnecting
+            live.reconnecting = None
+    waited = time.perf_counter() - since
+    attempts = f"{live.attempts} attempt{'s' if live.attempts != 1 else ''} to reconnect"
+    live.gave_up = f"no frame for {waited:.1f} s after the source dropped ({why}); {attempts}, the last: {last}"
+    return None

@@ -13,60 +13,15 @@ import av
 
 from zerocopy.decode.base import Decoded
 from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.ffmpeg_log import FFmpegLogCapture, captured_ffmpeg_log, describe_av_error
-from zerocopy.decode.live import LivePolicy, LiveReport, OpenAbandoned, Pacer, network_options, open_abandonable
+from zerocopy.decode.ffmpeg_log import FFmpegLogCapture, describe_av_error
+from zerocopy.decode.live import LivePolicy, LiveReport, Pacer, network_options, open_abandonable, reopen
+from zerocopy.decode.opening import open_input
 from zerocopy.decode.readahead import ReadAhead
-from zerocopy.errors import InputError
-from zerocopy.sources import source_kind, url_scheme
+from zerocopy.sources import source_kind
 from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 CLOSE_GRACE_S = 0.5  # how long close() waits for a live source's read in progress before leaving it
-
-
-def _open_error(src: str, kind: str, e: BaseException, opening: DamageReport, open_timeout: float | None) -> str:
-    if isinstance(e, av.ExitError) and open_timeout is not None:  # PyAV's timeout interrupted FFmpeg
-        return f"no answer within {open_timeout:g} s"
-    errno = getattr(e, "errno", None)
-    if kind == "device" and errno == 16:  # EBUSY
-        return "device busy (another program is using the camera)"
-    if kind == "device" and errno == 13:  # EACCES
-        return "permission denied (is the user in the 'video' group?)"
-    detail = describe_av_error(e)
-    if opening.decoder_messages and "(" not in detail:
-        detail += f" ({next(reversed(opening.decoder_messages)).split(': ', 1)[-1]})"
-    return detail
-
-
-def open_input(path: str | Path, **kwargs) -> av.container.InputContainer:
-    """Open a container with a clear `InputError` for missing, empty or non-video files, a missing or
-    busy camera (`/dev/videoN`, opened with V4L2), and a network source that refuses or does not answer."""
-    src = str(path)
-    kind = source_kind(src)
-    if kind == "device":
-        if not Path(src).exists():
-            raise InputError(f"{src}: no such device (no camera there)")
-        kwargs.setdefault("format", "v4l2")
-    elif url_scheme(src) is None:
-        p = Path(path)
-        if not p.exists():
-            raise InputError(f"{path}: no such file")
-        if p.is_dir():
-            raise InputError(f"{path}: is a directory, not a video")
-        if p.stat().st_size == 0:
-            raise InputError(f"{path}: empty file")
-    timeout = kwargs.get("timeout")
-    open_timeout = timeout[0] if isinstance(timeout, tuple) else timeout
-    opening = DamageReport()
-    try:
-        with captured_ffmpeg_log(opening):
-            container = av.open(src, **kwargs)
-    except (av.FFmpegError, OSError) as e:
-        raise InputError(f"{src}: cannot open: {_open_error(src, kind, e, opening, open_timeout)}") from None
-    if not container.streams.video:
-        container.close()
-        raise InputError(f"{src}: no video stream")
-    return container
 
 
 class NothingDecodes(Exception):
@@ -82,13 +37,12 @@ class PyAVDecoder:
     the decoder's fixed surface pool by the frames the caller holds at once. With
     `give_up_without_frame` = N, N failed packets in a row before any frame raise `NothingDecodes`.
 
-    Live sources (`live.is_live`: network URLs, `/dev/videoN`) are read with `policy`'s timeouts, and
-    `damage.live` reports on them. A live source that ends or fails mid-stream has *dropped*: with
-    `policy.reconnect` it is opened again with back-off (`LivePolicy`) until frames come again or
-    `policy.give_up_after` seconds have passed without one; frames go on in the same iteration, their
-    timestamps continuing from the last frame's plus the time without frames. (A network file of
-    known duration, e.g. an MP4 over HTTP, ends at its end and is not reopened: it would start over.)
-    `on_reopen` (if set) is called with the decoder after each re-open, before its first decode.
+    Live sources (`sources.is_live`: network URLs, `/dev/videoN`) are read with `policy`'s timeouts,
+    and `damage.live` reports on them. A live source that ends or fails mid-stream has *dropped*: with
+    `policy.reconnect` it is opened again (`live.reopen`) and frames go on in the same iteration,
+    their timestamps continuing from the last frame's plus the time without frames. (A network file
+    of known duration, e.g. an MP4 over HTTP, ends at its end and is not reopened: it would start
+    over.) `on_reopen` (if set) is called with the decoder after each re-open, before its first decode.
     `realtime` holds each frame of a file back until its timestamp is due on a wall clock started
     at the first frame (a stand-in for a camera); a live source paces itself and is never held.
     Each frame yielded is a `Decoded` carrying its arrival time (live or paced sources; else None).
@@ -318,45 +272,25 @@ class PyAVDecoder:
         return Decoded(frame, ms, pts, now if self.live or self.realtime else None)
 
     def _reconnect(self, why: str) -> bool:
-        """Open the source again after a drop, with back-off; False when stopped or given up."""
+        """Open the source again after a drop, with the policy's back-off; False when stopped or given up."""
         live = self.damage.live
         assert live is not None
         if self._gap_from is None:
             self._gap_from = self._last_frame_at if self._last_frame_at is not None else time.perf_counter()
-        deadline = self._gap_from + self.policy.give_up_after
         container, self.container = self.container, None
         if container is not None:
             container.close()  # its codec was flushed when reading ended: no decoder thread is busy
         self._log.stop()  # the failed attempts' messages are theirs, not the stream's damage
-        live.reconnecting = why
-        last = why
-        for delay in self.policy.delays():
-            if self._stopping.wait(max(0.0, min(delay, deadline - time.perf_counter()))):
-                return False
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
-                break
-            live.attempts += 1
-            try:
-                container = self._open(open_timeout=min(self.policy.open_timeout, max(remaining, 0.5)))
-            except OpenAbandoned:
-                return False
-            except InputError as e:
-                last = str(e).split(": cannot open: ", 1)[-1]
-                continue
-            self.container, self.stream = container, self._setup(container)
-            live.reconnects += 1
-            live.reconnecting = None
-            if self.on_reopen is not None:
-                self.on_reopen(self)
-            self._log.start(local=self._single_threaded)
-            return True
-        live.reconnecting = None
-        waited = time.perf_counter() - self._gap_from
-        attempts = f"{live.attempts} attempt{'s' if live.attempts != 1 else ''} to reconnect"
-        live.gave_up = f"no frame for {waited:.1f} s after the source dropped ({why}); {attempts}, the last: {last}"
-        self.damage.stopped_early = live.gave_up
-        return False
+        container = reopen(self.policy, live, self._stopping, self._gap_from, why,
+                           lambda timeout: self._open(open_timeout=timeout))
+        if container is None:
+            self.damage.stopped_early = live.gave_up or self.damage.stopped_early
+            return False
+        self.container, self.stream = container, self._setup(container)
+        if self.on_reopen is not None:
+            self.on_reopen(self)
+        self._log.start(local=self._single_threaded)
+        return True
 
     def interrupt(self) -> None:
         """Stop reading, from any thread (a signal handler too): the iteration ends after the frames

@@ -20,7 +20,8 @@ import av
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.ffmpeg_log import captured_ffmpeg_log, describe_av_error, ffmpeg_log_line
 from zerocopy.decode.live import LivePolicy
-from zerocopy.decode.pyav import PyAVDecoder, open_input
+from zerocopy.decode.opening import open_input
+from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.sources import is_live
 

@@ -45,4 +45,4 @@ def test_the_default_model_runs_reshaped_to_its_catalogue_size():
     core = ov.Core()
     wrapped = WrappedModel(core, resolve_spec(DEFAULT_MODEL, core=core))
     assert (wrapped.width, wrapped.height) == (448, 256)
-    assert len(wrapped.decoder.anchors) == max(s[1] for s in wrapped.output_shapes.values()) == 1568
+    assert len(wrapped.postprocessor.anchors) == max(s[1] for s in wrapped.output_shapes.values()) == 1568

@@ -8,9 +8,9 @@ from itertools import islice
 import pytest
 
 from zerocopy.decode.live import LivePolicy, Paced, Pacer, network_options
-from zerocopy.sources import is_live, source_kind
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.samples import ClipSpec
+from zerocopy.sources import is_live, source_kind
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -11,7 +11,8 @@ from faults import write_undecodable
 
 from zerocopy.budget import decode_threads
 from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.pyav import PyAVDecoder, _open_error
+from zerocopy.decode.opening import _open_error
+from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.samples import ClipSpec
 
 

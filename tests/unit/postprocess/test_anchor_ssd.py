@@ -46,14 +46,14 @@ def test_batched_face_model_gives_the_same_detections_as_single_frames(core, fac
     expected = []
     for y, uv, g in prepared:
         r1.infer(dict(zip(single.input_names, (y, uv), strict=True)))
-        expected.append(single.decoder.decode(single.outputs_of(r1), g, 0.5))
+        expected.append(single.postprocessor(single.outputs_of(r1), g))
     r3 = batched.compiled.create_infer_request()
     ys = np.concatenate([p[0] for p in prepared])
     uvs = np.concatenate([p[1] for p in prepared])
     r3.infer(dict(zip(batched.input_names, (ys, uvs), strict=True)))
-    parts = batched.decoder.split(batched.outputs_of(r3), 3)
+    parts = batched.postprocessor.split(batched.outputs_of(r3), 3)
     for part, (_, _, g), want in zip(parts, prepared, expected, strict=True):
-        got = batched.decoder.decode(part, g, 0.5)
+        got = batched.postprocessor(part, g)
         assert len(got) == len(want) >= 1
         np.testing.assert_allclose(got.xyxy, want.xyxy, atol=0.5)
         np.testing.assert_allclose(got.scores, want.scores, atol=1e-3)
