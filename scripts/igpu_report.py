@@ -22,10 +22,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from zerocopy.agreement import compare_runs
-from zerocopy.doctor import collect
-from zerocopy.errors import ZeroCopyError
 from zerocopy.api import Detector
 from zerocopy.cli.detect import Outputs, run_detect
+from zerocopy.doctor import collect
+from zerocopy.errors import ZeroCopyError
 from zerocopy.samples import ClipSpec, write_clip
 
 ROOT = Path(__file__).resolve().parents[1]
