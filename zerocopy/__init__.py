@@ -5,24 +5,26 @@
     for r in zerocopy.detect("clip.mp4"):
         print(r.index, r.detections.xyxy)
 
-`Detector`, `detect` and `FrameResult` are loaded on first use, so `import zerocopy` stays light.
+`Detector`, `detect`, `FrameResult` and `RunConfig` (every setting of a run, declared once) are
+loaded on first use, so `import zerocopy` stays light.
 """
 
 from zerocopy.detections import Detections
-from zerocopy.errors import InferenceError, InputError, ModelError, PathUnavailable, ZeroCopyError
+from zerocopy.errors import ConfigError, InferenceError, InputError, ModelError, PathUnavailable, ZeroCopyError
 
 __version__ = "0.1.0"
-__all__ = ["Detections", "Detector", "FrameResult", "InferenceError", "InputError", "ModelError", "PathUnavailable",
-           "ZeroCopyError", "__version__", "detect"]
+__all__ = ["ConfigError", "Detections", "Detector", "FrameResult", "InferenceError", "InputError", "ModelError",
+           "PathUnavailable", "RunConfig", "ZeroCopyError", "__version__", "detect"]
 
-_LAZY = {"Detector", "FrameResult", "detect"}
+_LAZY = {"Detector": "zerocopy.api", "FrameResult": "zerocopy.api", "detect": "zerocopy.api",
+         "RunConfig": "zerocopy.config"}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
-        from zerocopy import api
+        import importlib
 
-        return getattr(api, name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'zerocopy' has no attribute {name!r}")
 
 

@@ -123,7 +123,7 @@ class Detector:
         if on_error not in ("raise", "skip"):
             raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
         names = self.names
-        for event in self.events(sources, max_frames=max_frames, keep_pictures=self.keep_images,
+        for event in self.events(sources, max_frames=max_frames, keep_images=self.keep_images,
                                  parallel=parallel):
             if isinstance(event, FrameDone):
                 f = event.frame
@@ -133,11 +133,11 @@ class Detector:
                 raise InputError(event.outcome.error)
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
-               keep_pictures: bool = False, parallel: bool = False):
+               keep_images: bool = False, parallel: bool = False):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume."""
         if self._closed:
             raise ValueError("the detector is closed")
-        run = self._events(_sources(sources), max_frames, keep_pictures, parallel)
+        run = self._events(_sources(sources), max_frames, keep_images, parallel)
         self._runs.add(run)
         return run
 
@@ -161,7 +161,7 @@ class Detector:
         rest = [d for d in front.devices if d != first.split(".")[0]]
         return [first] + [d for d in rest if _offered(self._core, d)]
 
-    def _events(self, inputs: list[str], max_frames: int | None, keep_pictures: bool, parallel: bool = False):
+    def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False):
         from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
         from zerocopy.probe import gather
@@ -188,7 +188,7 @@ class Detector:
                 config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
                 model = WrappedModel(self._core, self.spec, front.input_kind, config.batch, front.memory_type,
                                      threshold=config.threshold)
-                pipeline = Pipeline(model, front, config, inputs=at_once, keep_pictures=keep_pictures,
+                pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
                                     stop_event=self._stop)
                 self._pipeline = pipeline
                 events = pipeline.events(inputs, max_frames)

@@ -30,7 +30,7 @@ def inference_threads(inputs: int = 1) -> int:
     return usable_cores() if inputs > 1 else max(1, usable_cores() // 2)
 
 
-def decode_threads(device: str = "CPU", inputs: int = 1) -> int:
+def default_decode_threads(device: str = "CPU", inputs: int = 1) -> int:
     """FFmpeg's decoding threads of each input when none were asked for (`--decode-threads`).
 
     One input: the cores its inference does not use (all of them when inference runs on a GPU).

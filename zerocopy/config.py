@@ -175,7 +175,7 @@ class RunConfig:
         return cls.make(data)
 
     @property
-    def live(self):
+    def live_policy(self):
         """How live sources are waited for and reconnected (`decode.live.LivePolicy`)."""
         from zerocopy.decode.live import LivePolicy
 
@@ -187,12 +187,12 @@ class RunConfig:
 
         - `threshold`, `resize`, `postprocess`: the model's own (`spec`, an `infer.model.ModelSpec`);
         - `device`: the device a path infers on (`infer.model.pick_device`'s answer);
-        - `decode_threads`: `budget.decode_threads` for the device and the `inputs` decoded at once;
+        - `decode_threads`: `budget.default_decode_threads` for the device and the `inputs` decoded at once;
         - `nireq`: the compiled model's `optimal_nireq`, capped at the path's `nireq_cap` (the VA paths'
           surface pools) unless it was given.
         What is not known yet stays as it was; a resolved value is never changed again.
         """
-        from zerocopy.budget import decode_threads
+        from zerocopy.budget import default_decode_threads
 
         changes: dict[str, Any] = {}
         if device is not None and self.device.lower() == "auto":
@@ -202,7 +202,7 @@ class RunConfig:
                 if getattr(self, name) is None:
                     changes[name] = getattr(spec, name)
         if self.decode_threads is None and device is not None:
-            changes["decode_threads"] = decode_threads(device, inputs)
+            changes["decode_threads"] = default_decode_threads(device, inputs)
         if self.nireq is None and optimal_nireq is not None:
             changes["nireq"] = min(optimal_nireq, nireq_cap) if nireq_cap else optimal_nireq
         return dataclasses.replace(self, **changes) if changes else self

@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 from PIL import Image
 
-from zerocopy.budget import decode_threads
+from zerocopy.budget import default_decode_threads
 from zerocopy.samples import ClipSpec
 
 PATH_KEYS = {"fps", "cpu_ms_per_frame", "cpu_percent", "peak_rss_mb", "stages", "agreement", "pipeline_efficiency"}
@@ -65,8 +65,8 @@ def test_bench_json_has_the_promised_shape(bench_run):
     assert vs["fps_ratio_range"][0] <= vs["fps_ratio"] <= vs["fps_ratio_range"][1]
     assert vs["cpu_ratio"] > 0
     assert r["limits"]["decode_only_fps"] > 0 and r["limits"]["inference_only_fps"] > 0
-    assert r["limits"]["decode_threads"] == r["settings"]["decode_threads"] == decode_threads()
-    if decode_threads() != 0:  # the contrast: FFmpeg left to use every core
+    assert r["limits"]["decode_threads"] == r["settings"]["decode_threads"] == default_decode_threads()
+    if default_decode_threads() != 0:  # the contrast: FFmpeg left to use every core
         assert r["limits"]["decode_all_cores_fps"] > 0
     for why in r["unavailable"].values():
         assert why  # a reason, never silently dropped

@@ -79,7 +79,7 @@ def test_a_live_source_decodes_at_its_own_pace(ts_clip, protocol):
     assert reader.frames == 2 * FPS
     assert reader.pts == sorted(reader.pts)
     assert reader.arrived[-1] - reader.arrived[0] > 0.8  # it came as the server sent it
-    live = dec.damage.live
+    live = dec.damage.live_report
     assert live is not None and live.drops == 1 and live.reconnects == 0
     # a live stream has no end: its end is a drop (FFmpeg 8 reads the server's close as the end of the
     # stream, FFmpeg 9's HTTP reader as an I/O error)
@@ -109,7 +109,7 @@ def test_reconnect_goes_on_after_the_server_comes_back_and_other_streams_keep_go
         rb.wait(25)
         a.close()
         b.close()
-    live = a.damage.live
+    live = a.damage.live_report
     assert live is not None
     assert live.reconnects == 1 and dropped.connections == 2
     assert live.gaps_s and 1.0 <= live.gaps_s[0] < 5.0  # the time without frames, measured
@@ -123,7 +123,7 @@ def test_reconnect_goes_on_after_the_server_comes_back_and_other_streams_keep_go
     assert live.drops == 2 and live.gave_up and a.damage.stopped_early == live.gave_up
     assert "1 reconnect (" in a.damage.summary() and "s without frames)" in a.damage.summary()
     # the other stream went on through the gap
-    assert rb.frames == 2 * FPS and b.damage.live.reconnects == 0
+    assert rb.frames == 2 * FPS and b.damage.live_report.reconnects == 0
     assert any(killed["at"] < t < killed["restarted"] for t in rb.arrived)
 
 
@@ -134,7 +134,7 @@ def test_without_reconnect_a_dropped_source_ends_with_what_it_had(ts_clip):
         reader.wait(30)
         dec.close()
     assert 10 <= reader.frames < 2 * FPS
-    assert dec.damage.live.drops == 1 and dec.damage.live.reconnects == 0
+    assert dec.damage.live_report.drops == 1 and dec.damage.live_report.reconnects == 0
     assert "connection reset" in dec.damage.stopped_early.lower()
     assert dec.damage.damaged and "stopped early" in dec.damage.summary()
 
@@ -151,7 +151,7 @@ def test_a_server_that_never_comes_back_is_given_up_within_the_bound(ts_clip):
     # given up once the bound (2.0 s) passed, never before; the product aims at ~2.0 s, and the upper
     # bound only has to show it was not the default 60 s (a busy machine only makes it later)
     assert 1.9 <= ended - killed["at"] < 20
-    live = dec.damage.live
+    live = dec.damage.live_report
     assert live.reconnects == 0 and live.attempts >= 3  # 0.25, 0.5, 1 s, … then the bound
     message = dec.damage.stopped_early
     assert message == live.gave_up and "\n" not in message
@@ -164,7 +164,7 @@ def test_close_during_a_reconnect_wait_returns_at_once(ts_clip):
     with LiveServer(ts_clip, "tcp") as server:
         dec = PyAVDecoder.on_cpu(server.url, policy=dataclasses.replace(policy, reconnect=True))
         reader = Reader(dec, lambda n: n == 5 and server.kill())
-        wait_for(lambda: dec.damage.live.drops == 1, 10)
+        wait_for(lambda: dec.damage.live_report.drops == 1, 10)
         time.sleep(0.2)  # in the back-off wait now
         t0 = time.monotonic()
         dec.close()
@@ -172,7 +172,7 @@ def test_close_during_a_reconnect_wait_returns_at_once(ts_clip):
         # not wait for it, and a bound this loose cannot fail on a busy machine
         assert time.monotonic() - t0 < 10
         reader.wait(10)  # the iteration on the other thread ended too
-    live = dec.damage.live
+    live = dec.damage.live_report
     assert live.attempts == 0 and live.gave_up is None and live.reconnecting == "connection reset by peer"
     assert dec.damage.summary() == "stopped while reconnecting (connection reset by peer)"
 
@@ -194,7 +194,7 @@ def test_close_and_interrupt_end_a_read_that_waits_for_data(ts_clip):
             reader.wait(3.0)
             dec.close()
             assert time.monotonic() - t0 < 3.0  # the read is blocked for up to 6 s more: not waited for
-            assert dec.damage.stopped_early is None and dec.damage.live.drops == 0  # stopped, not dropped
+            assert dec.damage.stopped_early is None and dec.damage.live_report.drops == 0  # stopped, not dropped
             wait_for(lambda: not [t for t in threading.enumerate() if t.name == "zerocopy-decode"], 30)
             assert dec.container is None  # released by the reading thread once its read timed out
             server.kill()
@@ -208,7 +208,7 @@ def test_a_stalled_source_times_out(ts_clip):
         reader.wait(30)
         dec.close()
     assert dec.damage.stopped_early in ("no data for 1 s", "connection timed out")
-    assert dec.damage.live.drops == 1
+    assert dec.damage.live_report.drops == 1
 
 
 def test_a_missing_camera_or_dead_server_is_a_one_line_input_error(tmp_path):

@@ -6,7 +6,7 @@ import json
 import pytest
 from conftest import run_cli
 
-from zerocopy.budget import decode_threads
+from zerocopy.budget import default_decode_threads
 from zerocopy.probe import gather, refusals
 from zerocopy.samples import ClipSpec
 
@@ -32,7 +32,7 @@ def test_auto_ends_on_software_and_names_each_refusal(clips, tmp_path, face_mode
     for stage in ("decode", "preprocess", "inference", "postprocess"):
         assert r["stages"][stage]["mean_ms"] > 0
     assert r["cpu"]["ms_per_frame"] > 0 and r["peak_rss_mb"] > 0
-    assert r["decode_threads"] == decode_threads()
+    assert r["decode_threads"] == default_decode_threads()
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if "path: software" in x)
     assert line.startswith("zerocopy: path: software (better paths refused: ") and line.endswith(

@@ -1,6 +1,7 @@
 """zerocopy.budget: the thread budget."""
 
-from zerocopy.budget import decode_threads, inference_threads, usable_cores
+from zerocopy.budget import default_decode_threads as decode_threads
+from zerocopy.budget import inference_threads, usable_cores
 
 
 def test_thread_budget_splits_the_cores():

@@ -107,7 +107,7 @@ def test_it_travels_as_json_and_back():
 
 
 def test_reconnect_is_part_of_the_live_policy():
-    live = RunConfig(reconnect=True, reconnect_timeout=7).live
+    live = RunConfig(reconnect=True, reconnect_timeout=7).live_policy
     assert live.reconnect and live.give_up_after == 7.0
 
 
@@ -116,11 +116,11 @@ class _Spec:
 
 
 def test_resolve_fills_in_what_the_model_and_the_machine_give():
-    from zerocopy.budget import decode_threads
+    from zerocopy.budget import default_decode_threads
 
     c = RunConfig().resolve(spec=_Spec(), device="CPU", inputs=1)
     assert (c.threshold, c.resize, c.postprocess, c.device) == (0.8, "letterbox", "anchor-ssd", "CPU")
-    assert c.decode_threads == decode_threads("CPU", 1)
+    assert c.decode_threads == default_decode_threads("CPU", 1)
     assert c.nireq is None  # not known before the model is compiled
     assert c.resolve(optimal_nireq=6, nireq_cap=4).nireq == 4
     assert c.resolve(optimal_nireq=6).nireq == 6

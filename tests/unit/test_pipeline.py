@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zerocopy import paths
-from zerocopy.budget import decode_threads, inference_threads
+from zerocopy.budget import default_decode_threads, inference_threads
 from zerocopy.infer.model import WrappedModel, make_core, resolve_spec
 from zerocopy.samples import ClipSpec
 
@@ -18,8 +18,8 @@ def test_parallel_pipeline_budgets_by_its_inputs(tmp_path):
     with Detector("face", path="software", device="CPU") as det:
         assert sum(1 for _ in det.run([clip, clip], parallel=True)) == 8
         report = det.report()
-        assert report["config"]["decode_threads"] == report["decode_threads"] == decode_threads(inputs=2)
-        assert int(det._pipeline.model.config["INFERENCE_NUM_THREADS"]) == inference_threads(2)
+        assert report["config"]["decode_threads"] == report["decode_threads"] == default_decode_threads(inputs=2)
+        assert int(det._pipeline.model.ov_config["INFERENCE_NUM_THREADS"]) == inference_threads(2)
 
 
 def test_the_pipeline_releases_the_model_before_the_va_device(clips, face_model_path):

@@ -144,7 +144,7 @@ def run_inference_only(args: dict) -> dict:
     spec = resolve_spec(config.model, core=core)
     batch = config.batch
     model = WrappedModel(core, spec, "nv12", batch).compile(pick_device(core, config.device),
-                                                            config=config.ov_config)
+                                                            ov_config=config.ov_config)
     decoder = PyAVDecoder(args["input"])
     frame = next(iter(decoder.frames()), (None,))[0]
     if frame is None:

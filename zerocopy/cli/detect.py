@@ -75,7 +75,7 @@ def run_detect(detector, inputs: Sequence[str], out: Outputs) -> DetectRun:
     inputs = expand_inputs(list(inputs))
     sinks = _sinks(out, detector.spec.labels, len(inputs))
     try:  # the time spent writing the outputs is the detector's "consumer" time: the report's `sinks`
-        feed(detector.events(inputs, max_frames=out.max_frames, keep_pictures=bool(out.output),
+        feed(detector.events(inputs, max_frames=out.max_frames, keep_images=bool(out.output),
                              parallel=out.parallel), sinks, out.progress)
     finally:
         for sink in sinks:

@@ -11,17 +11,17 @@ from zerocopy.decode.live import LiveReport
 @dataclass
 class DamageReport:
     """Decoder errors, packets that failed, where reading stopped early, and, for a live source
-    (`live` is set), its drops, reconnections and time without frames."""
+    (`live_report` is set), its drops, reconnections and time without frames."""
 
     packets_failed: int = 0
     corrupt_frames: int = 0
     decoder_messages: Counter = field(default_factory=Counter)
     stopped_early: str | None = None
-    live: LiveReport | None = None
+    live_report: LiveReport | None = None
 
     @property
     def damaged(self) -> bool:
-        dropped = self.live is not None and bool(self.live.drops)
+        dropped = self.live_report is not None and bool(self.live_report.drops)
         return bool(self.packets_failed or self.corrupt_frames or self.decoder_messages or self.stopped_early
                     or dropped)
 
@@ -32,8 +32,8 @@ class DamageReport:
 
     def summary(self) -> str:
         parts = []
-        if self.live is not None and self.live.summary():
-            parts.append(self.live.summary())
+        if self.live_report is not None and self.live_report.summary():
+            parts.append(self.live_report.summary())
         if self.packets_failed:
             parts.append(f"{self.packets_failed} packets failed to decode")
         if self.corrupt_frames:
@@ -54,5 +54,5 @@ class DamageReport:
             "decoder_errors": sum(self.decoder_messages.values()),
             "decoder_messages": dict(self.decoder_messages.most_common(10)),
             "stopped_early": self.stopped_early,
-            "live": self.live.to_dict() if self.live is not None else None,
+            "live": self.live_report.to_dict() if self.live_report is not None else None,
         }

@@ -38,7 +38,8 @@ class PyAVDecoder:
     `give_up_without_frame` = N, N failed packets in a row before any frame raise `NothingDecodes`.
 
     Live sources (`sources.is_live`: network URLs, `/dev/videoN`) are read with `policy`'s timeouts,
-    and `damage.live` reports on them. A live source that ends or fails mid-stream has *dropped*: with
+    and `damage.live_report` reports on them. A live source that ends or fails mid-stream has
+    *dropped*: with
     `policy.reconnect` it is opened again (`live.reopen`) and frames go on in the same iteration,
     their timestamps continuing from the last frame's plus the time without frames. (A network file
     of known duration, e.g. an MP4 over HTTP, ends at its end and is not reopened: it would start
@@ -66,7 +67,7 @@ class PyAVDecoder:
         self._hwaccel, self._extra_hw_frames, self._threads = hwaccel, extra_hw_frames, threads
         self.read_ahead = read_ahead
         self.give_up_without_frame = give_up_without_frame
-        self.damage = DamageReport(live=LiveReport() if self.live else None)
+        self.damage = DamageReport(live_report=LiveReport() if self.live else None)
         self.on_reopen: Callable[[PyAVDecoder], None] | None = None
         self._log = FFmpegLogCapture(self.damage)
         self._ahead: ReadAhead | None = None
@@ -170,8 +171,8 @@ class PyAVDecoder:
                 why = yield from self._read(pace)
                 if why is None or self._stopping.is_set():
                     return
-                assert self.damage.live is not None  # only live sources drop
-                self.damage.live.drops += 1
+                assert self.damage.live_report is not None  # only live sources drop
+                self.damage.live_report.drops += 1
                 if not (self.reconnect and self.paces_itself):  # a network file would start over: no
                     self.damage.stopped_early = why
                     return
@@ -258,8 +259,8 @@ class PyAVDecoder:
         now = time.perf_counter()
         if self._gap_from is not None:  # the first frame after a reconnection
             gap = now - self._gap_from
-            assert self.damage.live is not None
-            self.damage.live.gaps_s.append(round(gap, 3))
+            assert self.damage.live_report is not None
+            self.damage.live_report.gaps_s.append(round(gap, 3))
             if pts is not None and self._last_pts is not None:
                 self._pts_offset = self._last_pts + gap - pts  # the stream's clock restarted: go on from ours
             self._gap_from = None
@@ -273,7 +274,7 @@ class PyAVDecoder:
 
     def _reconnect(self, why: str) -> bool:
         """Open the source again after a drop, with the policy's back-off; False when stopped or given up."""
-        live = self.damage.live
+        live = self.damage.live_report
         assert live is not None
         if self._gap_from is None:
             self._gap_from = self._last_frame_at if self._last_frame_at is not None else time.perf_counter()

@@ -194,23 +194,23 @@ class WrappedModel:
         self.output_names = list(shapes)
         self.compiled: ov.CompiledModel | None = None
         self.device = ""
-        self.config: dict[str, Any] = {}  # the OpenVINO properties it was last compiled with
+        self.ov_config: dict[str, Any] = {}  # the OpenVINO properties it was last compiled with
 
-    def compile(self, device: str, context: Any = None, config: dict[str, Any] | None = None,
+    def compile(self, device: str, context: Any = None, ov_config: dict[str, Any] | None = None,
                 inputs: int = 1) -> WrappedModel:
         """Compile for `device`, or for a remote `context` (the device it belongs to is `device`),
         to serve `inputs` streams at once.
 
-        `config` (OpenVINO properties) overrides `default_config(device, inputs)`.
+        `ov_config` (OpenVINO properties) overrides `default_config(device, inputs)`.
         """
-        cfg = {**default_config(device, inputs), **(config or {})}
+        cfg = {**default_config(device, inputs), **(ov_config or {})}
         if self.memory_type:  # the BATCH wrapper copies inputs with data(), which remote tensors lack
             cfg["ALLOW_AUTO_BATCHING"] = "NO"
         try:
             self.compiled = self.core.compile_model(self.model, context if context is not None else device, cfg)
         except (RuntimeError, TypeError) as e:
             raise ModelError(f"cannot compile {self.spec.name} for {device}: {openvino_reason(e)}") from None
-        self.device, self.config = device, cfg
+        self.device, self.ov_config = device, cfg
         self._out_ports = {name: self.compiled.outputs[i] for i, name in enumerate(self.output_names)}
         return self
 

@@ -38,7 +38,7 @@ class OpenRequest:
     model: WrappedModel
     config: RunConfig
     va: VASession
-    keep_pictures: bool = False
+    keep_images: bool = False
 
 
 class FrameStream(Protocol):

@@ -38,9 +38,10 @@ class SoftwareFront(HostFront):
 
         def prepare(frame):
             y, uv, g = resizer(frame)
-            return {y_name: y, uv_name: uv}, g, None, frame if req.keep_pictures else None
+            return {y_name: y, uv_name: uv}, g, None, frame if req.keep_images else None
 
-        decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime, policy=config.live)
+        decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime,
+                                     policy=config.live_policy)
         return PreparedStream(decoder, prepare)
 
 
@@ -65,7 +66,7 @@ class BaselineFront(HostFront):
         def prepare(grabbed):
             bgr = grabbed.bgr()  # the full-size conversion: preprocessing, as in the classic demo
             tensor, g = resizer(bgr)
-            shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_pictures else None
+            shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_images else None
             return {name: tensor}, g, None, shown
 
         return PreparedStream(Paced(decoder) if req.config.realtime else decoder, prepare)

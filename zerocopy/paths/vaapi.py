@@ -48,8 +48,8 @@ class _VAFront:
         model, config, va = req.model, req.config, req.va
         node = va.open_node(self.name)
         scaler = VaapiScaler(bridge, model.width, model.height, model.spec.resize, download=self.download,
-                             picture=req.keep_pictures)
-        decoder = open_vaapi(source, node, self.name, config.realtime, config.live)
+                             picture=req.keep_images)
+        decoder = open_vaapi(source, node, self.name, config.realtime, config.live_policy)
         decoder.on_reopen = lambda d: va.share(bridge, d)  # a reconnected source decodes on the run's device too
         try:
             va.share(bridge, decoder)

@@ -46,8 +46,8 @@ class Pipeline:
     """
 
     def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
-                 keep_pictures: bool = False, stop_event: threading.Event | None = None):
-        self.model, self.front, self.inputs, self.keep_pictures = model, front, inputs, keep_pictures
+                 keep_images: bool = False, stop_event: threading.Event | None = None):
+        self.model, self.front, self.inputs, self.keep_images = model, front, inputs, keep_images
         self.asked = config  # as resolved before compiling; `config` adds what compiling tells
         self.config = config
         self.stop_event = stop_event or threading.Event()
@@ -90,7 +90,7 @@ class Pipeline:
         return PathUnavailable({self.front.name: Reason(code, f"{stage}: {why}" if stage else why)})
 
     def open(self, source: str) -> FrameStream:
-        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_pictures))
+        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images))
         self._streams.add(stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()

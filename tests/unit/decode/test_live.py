@@ -94,7 +94,7 @@ def test_realtime_paces_a_file_at_its_rate(clips):
     # each frame came out when it was due: never early, late by no more than a busy machine's scheduler
     # adds (the pacer aims at a few ms; the bound is loose so that load cannot fail it)
     assert all(-0.01 < (a - arrived[0]) - (p - pts[0]) < 1.0 for p, a in got)
-    assert dec.damage.live is None and not dec.damage.damaged
+    assert dec.damage.live_report is None and not dec.damage.damaged
 
     fast = PyAVDecoder.on_cpu(path)
     t0 = time.monotonic()

@@ -9,7 +9,7 @@ import zlib
 import pytest
 from faults import write_undecodable
 
-from zerocopy.budget import decode_threads
+from zerocopy.budget import default_decode_threads
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.opening import _open_error
 from zerocopy.decode.pyav import PyAVDecoder
@@ -53,7 +53,7 @@ def test_closing_the_decoder_mid_stream_stops_the_read_ahead_first(clips, thread
 def test_on_cpu_uses_the_budget(clips):
     path, _ = clips("decode-parity.mp4", ClipSpec(width=640, height=360, frames=30, noise=3.0, pan=True))
     dec = PyAVDecoder.on_cpu(path)
-    assert dec.stream.codec_context.thread_count == decode_threads()
+    assert dec.stream.codec_context.thread_count == default_decode_threads()
     assert dec.read_ahead > 0
     dec.close()
     dec = PyAVDecoder.on_cpu(path, 0)
@@ -71,7 +71,7 @@ def test_decoded_frames_unpack_as_before_and_paced_ones_carry_their_arrival(clip
     frame, ms, pts = items[0]
     assert frame.width == 640 and ms >= 0 and pts == 0.0
     assert {item.arrived for item in items} == {None}  # read as fast as it decodes: no arrival
-    assert not dec.live and dec.damage.live is None and dec.container is None
+    assert not dec.live and dec.damage.live_report is None and dec.container is None
     paced = PyAVDecoder(path, threads=1, read_ahead=2, realtime=True)
     before = time.perf_counter()
     arrived = [item.arrived for item in paced.frames()]
