@@ -28,9 +28,9 @@ import numpy as np
 
 from zerocopy.config import AUTO_ORDER, RunConfig
 from zerocopy.detections import Detections
-from zerocopy.errors import ModelError, PathUnavailable
+from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.paths import Front, front_for
-from zerocopy.refusals import PathChoice
+from zerocopy.refusals import Code, PathChoice, Reason
 from zerocopy.sources import expand_inputs
 
 Source = str | Path
@@ -87,9 +87,11 @@ class Detector:
         if model is not None:
             settings["model"] = model
         if "decoder" in settings:  # the name `postprocess` had before
+            if "postprocess" in settings:
+                raise ConfigError("postprocess", "give postprocess or its old name decoder, not both")
             settings["postprocess"] = settings.pop("decoder")
         asked = (config or RunConfig()).replace(**settings) if settings else (config or RunConfig())
-        self.keep_images, self.on_refusal = bool(keep_images), on_refusal
+        self.keep_images, self._on_refusal = bool(keep_images), on_refusal
         self._fronts = list(fronts) if fronts is not None else None
         self._core = make_core(cache_dir() / "ov-cache")
         self.spec = resolve_spec(asked.model, asked.labels, asked.postprocess, asked.resize, core=self._core, log=log)
@@ -182,7 +184,7 @@ class Detector:
             except ModelError as e:  # e.g. zero-copy needs a GPU OpenVINO does not see
                 if self.config.path != "auto":
                     raise
-                refused.setdefault(name, []).append(str(e))
+                refused.setdefault(name, []).append(Reason(Code.NO_DEVICE, str(e)))
                 continue
             for device in devices:
                 config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
@@ -209,8 +211,8 @@ class Detector:
                     for path, why in e.reasons.items():  # each reason once (a VA refusal repeats per device)
                         known = refused.setdefault(path, [])
                         known += [w for w in why if w not in known]
-                    if self.on_refusal is not None and self.config.path == "auto":
-                        self.on_refusal(name, device, e.reasons.get(name, [str(e)]))
+                    if self._on_refusal is not None and self.config.path == "auto":
+                        self._on_refusal(name, device, e.reasons.get(name, [str(e)]))
                     continue
                 finally:
                     events.close()

@@ -36,7 +36,8 @@ class Kind:
     convert: Callable[[Any], Any] = lambda v: v
     parse: Callable[[str], Any] | None = str
     choices: tuple[str, ...] | None = None
-    optional: bool = False  # None allowed (meaning "auto")
+    optional: bool = False  # None allowed (meaning `none`)
+    none: str = ""  # what None means, where it is allowed: "auto"
     flag: bool = False
     repeat: bool = False  # given once per item on the command line (KEY=VALUE pairs)
 
@@ -48,7 +49,8 @@ class Kind:
         except (TypeError, ValueError):
             ok = False
         if not ok:
-            raise ConfigError(name, f"{name} must be {self.accepts}, not {value!r}")
+            also = f" (or None: {self.none})" if self.optional else ""
+            raise ConfigError(name, f"{name} must be {self.accepts}{also}, not {value!r}")
         return self.convert(value)
 
 
@@ -61,18 +63,17 @@ def _is_number(v: Any) -> bool:
 
 
 def integer(low: int, optional: bool = True) -> Kind:
-    return Kind(f"an integer ≥ {low}" + (" (or None: auto)" if optional else ""),
-                lambda v: _is_int(v) and v >= low, parse=int, optional=optional)
+    return Kind(f"an integer ≥ {low}", lambda v: _is_int(v) and v >= low, parse=int, optional=optional, none="auto")
 
 
 def choice(*values: str, optional: bool = False) -> Kind:
-    return Kind(f"one of {', '.join(values)}" + (" (or None: per model)" if optional else ""),
-                lambda v: v in values, choices=values, optional=optional)
+    return Kind(f"one of {', '.join(values)}", lambda v: v in values, choices=values, optional=optional,
+                none="per model")
 
 
 def text(optional: bool = True) -> Kind:
-    return Kind("a string" + (" (or None)" if optional else ""), lambda v: isinstance(v, str | Path) and str(v) != "",
-                convert=str, optional=optional)
+    return Kind("a string", lambda v: isinstance(v, str | Path) and str(v) != "", convert=str, optional=optional,
+                none="unset")
 
 
 def _pair(item: str) -> tuple[str, str]:
@@ -83,8 +84,8 @@ def _pair(item: str) -> tuple[str, str]:
 
 
 SWITCH = Kind("True or False", lambda v: isinstance(v, bool), parse=None, flag=True)
-SCORE = Kind("a number in (0, 1] (or None: the model's own)", lambda v: _is_number(v) and 0 < v <= 1,
-             convert=float, parse=float, optional=True)
+SCORE = Kind("a number in (0, 1]", lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
+             optional=True, none="the model's own")
 SECONDS = Kind("a number of seconds > 0", lambda v: _is_number(v) and v > 0, convert=float, parse=float)
 PROPERTIES = Kind("a mapping of OpenVINO property names to values",
                   lambda v: v is None or (isinstance(v, Mapping) and all(isinstance(k, str) and k for k in v)),
@@ -166,13 +167,15 @@ class RunConfig:
         self._known(changes)
         return dataclasses.replace(self, **changes)
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (the bench sends it to its workers this way; the report prints it resolved)."""
-        return {f.name: getattr(self, f.name) for f in self.settings()}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RunConfig:
-        return cls.make(data)
+    def to_dict(self, json_ready: bool = False) -> dict[str, Any]:
+        """Every setting by name (the bench sends it to its workers as JSON; the report prints it
+        resolved). `json_ready`: OpenVINO property values that JSON cannot hold (an API caller may pass
+        OpenVINO's own enums) as their text."""
+        out = {f.name: getattr(self, f.name) for f in self.settings()}
+        if json_ready:
+            plain = (str, int, float, bool, type(None))
+            out["ov_config"] = {k: v if isinstance(v, plain) else str(v) for k, v in self.ov_config.items()}
+        return out
 
     @property
     def live_policy(self):

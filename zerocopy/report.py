@@ -41,7 +41,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         "nireq": config.nireq,
         "batch": model.batch,
         "decode_threads": config.decode_threads if choice.name == "software" else None,
-        "config": config.to_dict(),
+        "config": config.to_dict(json_ready=True),
         "frames": frames,
         "detections": result.detections,
         "setup_s": round(result.setup_s, 3),

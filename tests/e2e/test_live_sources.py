@@ -70,7 +70,7 @@ def wait_for(condition, timeout: float) -> None:
 @pytest.mark.parametrize("protocol", ["http", "tcp"])
 def test_a_live_source_decodes_at_its_own_pace(ts_clip, protocol):
     with LiveServer(ts_clip, protocol, accept_limit=1) as server:
-        dec = PyAVDecoder.on_cpu(server.url, realtime=True)  # a live source paces itself: never held back
+        dec = PyAVDecoder.on_cpu(server.url, 1, realtime=True)  # a live source paces itself: never held back
         assert dec.live and dec.paces_itself and not dec.realtime and dec.expected_frames is None
         assert dec.rate == FPS
         reader = Reader(dec)
@@ -102,8 +102,8 @@ def test_reconnect_goes_on_after_the_server_comes_back_and_other_streams_keep_go
             dropped.restart()
             killed["restarted"] = time.perf_counter()
 
-        a = PyAVDecoder.on_cpu(dropped.url, policy=dataclasses.replace(policy, reconnect=True))
-        b = PyAVDecoder.on_cpu(steady.url, policy=dataclasses.replace(policy, reconnect=True))
+        a = PyAVDecoder.on_cpu(dropped.url, 1, policy=dataclasses.replace(policy, reconnect=True))
+        b = PyAVDecoder.on_cpu(steady.url, 1, policy=dataclasses.replace(policy, reconnect=True))
         ra, rb = Reader(a, kill_at_20), Reader(b)
         ra.wait(25)
         rb.wait(25)
@@ -129,7 +129,7 @@ def test_reconnect_goes_on_after_the_server_comes_back_and_other_streams_keep_go
 
 def test_without_reconnect_a_dropped_source_ends_with_what_it_had(ts_clip):
     with LiveServer(ts_clip, "tcp") as server:
-        dec = PyAVDecoder.on_cpu(server.url)
+        dec = PyAVDecoder.on_cpu(server.url, 1)
         reader = Reader(dec, lambda n: n == 10 and server.kill())
         reader.wait(30)
         dec.close()
@@ -142,7 +142,7 @@ def test_without_reconnect_a_dropped_source_ends_with_what_it_had(ts_clip):
 def test_a_server_that_never_comes_back_is_given_up_within_the_bound(ts_clip):
     policy = LivePolicy(give_up_after=2.0, backoff_initial=0.25)
     with LiveServer(ts_clip, "http") as server:
-        dec = PyAVDecoder.on_cpu(server.url, policy=dataclasses.replace(policy, reconnect=True))
+        dec = PyAVDecoder.on_cpu(server.url, 1, policy=dataclasses.replace(policy, reconnect=True))
         killed = {}
         reader = Reader(dec, lambda n: n == 10 and (server.kill(), killed.setdefault("at", time.perf_counter())))
         reader.wait(30)
@@ -162,7 +162,7 @@ def test_a_server_that_never_comes_back_is_given_up_within_the_bound(ts_clip):
 def test_close_during_a_reconnect_wait_returns_at_once(ts_clip):
     policy = LivePolicy(backoff_initial=30.0)
     with LiveServer(ts_clip, "tcp") as server:
-        dec = PyAVDecoder.on_cpu(server.url, policy=dataclasses.replace(policy, reconnect=True))
+        dec = PyAVDecoder.on_cpu(server.url, 1, policy=dataclasses.replace(policy, reconnect=True))
         reader = Reader(dec, lambda n: n == 5 and server.kill())
         wait_for(lambda: dec.damage.live_report.drops == 1, 10)
         time.sleep(0.2)  # in the back-off wait now
@@ -185,7 +185,7 @@ def test_close_and_interrupt_end_a_read_that_waits_for_data(ts_clip):
     policy = LivePolicy(read_timeout=6.0)
     with LiveServer(ts_clip, "http") as server:
         for stop in ("close", "interrupt"):
-            dec = PyAVDecoder.on_cpu(server.url, policy=dataclasses.replace(policy, reconnect=True))
+            dec = PyAVDecoder.on_cpu(server.url, 1, policy=dataclasses.replace(policy, reconnect=True))
             reader = Reader(dec, lambda n: n == 5 and server.stall())
             wait_for(lambda r=reader: r.frames >= 5, 10)
             time.sleep(0.5)  # blocked in FFmpeg's read now
@@ -203,7 +203,7 @@ def test_close_and_interrupt_end_a_read_that_waits_for_data(ts_clip):
 
 def test_a_stalled_source_times_out(ts_clip):
     with LiveServer(ts_clip, "tcp") as server:
-        dec = PyAVDecoder.on_cpu(server.url, policy=LivePolicy(read_timeout=1.0))
+        dec = PyAVDecoder.on_cpu(server.url, 1, policy=LivePolicy(read_timeout=1.0))
         reader = Reader(dec, lambda n: n == 5 and server.stall())
         reader.wait(30)
         dec.close()
@@ -213,20 +213,20 @@ def test_a_stalled_source_times_out(ts_clip):
 
 def test_a_missing_camera_or_dead_server_is_a_one_line_input_error(tmp_path):
     with pytest.raises(InputError) as e:
-        PyAVDecoder.on_cpu("/dev/video97")
+        PyAVDecoder.on_cpu("/dev/video97", 1)
     assert str(e.value) == "/dev/video97: no such device (no camera there)"
     with LiveServer(make_ts_clip(tmp_path / "x.ts", seconds=0.2), "tcp") as server:
         url = server.url
     t0 = time.monotonic()
     with pytest.raises(InputError) as e:  # the port is closed now
-        PyAVDecoder.on_cpu(url, policy=LivePolicy(reconnect=True))
+        PyAVDecoder.on_cpu(url, 1, policy=LivePolicy(reconnect=True))
     assert time.monotonic() - t0 < 20  # at once (aims at ms), not after reconnecting for give_up_after (60 s)
     assert str(e.value).startswith(f"{url}: cannot open: connection refused") and "\n" not in str(e.value)
     with LiveServer(tmp_path / "x.ts", "http") as server:
         server.stall()  # answers the request, then sends nothing
         t0 = time.monotonic()
         with pytest.raises(InputError) as e:
-            PyAVDecoder.on_cpu(server.url, policy=LivePolicy(open_timeout=1.0))
+            PyAVDecoder.on_cpu(server.url, 1, policy=LivePolicy(open_timeout=1.0))
         assert time.monotonic() - t0 < 8  # after the 1 s asked (aims at ~1 s), not the default 10 s
     assert str(e.value) == f"{server.url}: cannot open: no answer within 1 s"
 

@@ -160,3 +160,26 @@ def test_decoder_messages_land_in_the_report_of_the_input_that_logged_them(three
     damage = [entry["damage"] for entry in json.loads(report.read_text())["inputs"]]
     assert damage[0]["decoder_errors"] > 0, damage[0]
     assert [d["damaged"] for d in damage[1:]] == [False, False], damage[1:]
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_each_frame_of_a_parallel_run_gets_its_own_detections(clips, face_model_path, tmp_path, batch):
+    """Feeders prepare frames ahead of binding: a resizer that reused its buffers too soon gave frame N
+    the boxes of frame N+3 (seen on the software path). Inputs run at once must give every frame the
+    detections a run of that input alone gives it."""
+    import shutil
+
+    clip, truth = clips("parallel-moving.mp4", ClipSpec(frames=40, width=640, height=360, pan=True))
+    copies = [str(shutil.copy(clip, tmp_path / f"copy-{i}.mp4")) for i in range(3)]
+    with zerocopy.Detector(str(face_model_path), path="software", batch=batch) as det:
+        alone = [r.detections.xyxy for r in det.run(str(clip))]
+        together = defaultdict(list)
+        for r in det.run(copies, parallel=True):
+            together[r.source].append(r.detections.xyxy)
+    moving = [b[0, 0] for b in alone if len(b)]
+    assert len(moving) > len(alone) // 2 and max(moving) - min(moving) > 20  # boxes that tell frames apart
+    assert sorted(together) == copies
+    for source, got in together.items():
+        assert len(got) == len(alone), source
+        for i, (boxes, want) in enumerate(zip(got, alone, strict=True)):
+            assert boxes.shape == want.shape and (len(want) == 0 or abs(boxes - want).max() < 1.0), (source, i)

@@ -103,7 +103,7 @@ def test_it_travels_as_json_and_back():
     import json
 
     c = RunConfig(model="face", nireq=3, ov_config={"A": "1"}, reconnect=True)
-    assert RunConfig.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    assert RunConfig.make(json.loads(json.dumps(c.to_dict()))) == c
 
 
 def test_reconnect_is_part_of_the_live_policy():
@@ -130,3 +130,12 @@ def test_resolve_keeps_what_was_asked_for():
     c = RunConfig(threshold=0.3, resize="stretch", postprocess="yolo", device="GPU", decode_threads=0, nireq=8)
     r = c.resolve(spec=_Spec(), device="CPU", inputs=4, optimal_nireq=2, nireq_cap=4)
     assert r == c
+
+
+def test_the_report_form_holds_openvino_values_json_cannot():
+    import json
+
+    import openvino as ov
+
+    c = RunConfig(ov_config={"PERFORMANCE_HINT": ov.properties.hint.PerformanceMode.LATENCY, "N": 2})
+    assert json.loads(json.dumps(c.to_dict(json_ready=True)))["ov_config"]["N"] == 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from zerocopy.bench.runner import BenchOptions, _plan, _worker, describe_input, machine
+from zerocopy.bench.runner import BenchOptions, describe_input, machine, plan, run_worker
 from zerocopy.errors import PathUnavailable, ZeroCopyError
 
 MAX_LATENCY_MS = 1000.0  # a stream is kept in real time when its p95 arrival-to-result latency stays below
@@ -17,7 +17,7 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
     the gap; each trial in its own process. `opts.frames` frames per stream (at the input's rate)."""
     from zerocopy.infer.model import make_core, resolve_spec
 
-    paths, refused = _plan(opts)
+    paths, refused = plan(opts)
     if not paths:
         raise PathUnavailable(refused)
     spec = resolve_spec(opts.config.model, core=make_core(None))
@@ -33,7 +33,7 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
         tried: dict[int, dict] = {}
 
         def trial(n: int, path: str = path, tried: dict = tried) -> bool:
-            out = _worker({**common, "path": path, "streams": n})
+            out = run_worker({**common, "path": path, "streams": n})
             tried[n] = out
             log(f"{path}: {n} stream(s): " + (
                 f"{'kept up' if out.get('ok') else 'fell behind'} (p95 latency {out.get('p95_latency_ms')} ms, "

@@ -36,7 +36,7 @@ class BenchOptions:
     repeat: int = 3
 
 
-def _worker(args: dict) -> dict:
+def run_worker(args: dict) -> dict:
     proc = subprocess.run([sys.executable, "-m", "zerocopy.bench.worker", json.dumps(args)],
                           capture_output=True, text=True, timeout=1800)
     lines = proc.stdout.strip().splitlines()
@@ -154,7 +154,7 @@ def machine() -> dict:
             "ffmpeg_libavcodec": ".".join(map(str, av.library_versions["libavcodec"]))}
 
 
-def _plan(opts: BenchOptions) -> tuple[list[str], dict[str, list[str]]]:
+def plan(opts: BenchOptions) -> tuple[list[str], dict[str, list[str]]]:
     """Paths to run and, for the others, why not (never dropped silently)."""
     from zerocopy.infer.model import make_core
     from zerocopy.probe import gather, refusals, verdicts
@@ -169,7 +169,7 @@ def _plan(opts: BenchOptions) -> tuple[list[str], dict[str, list[str]]]:
 
 def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
     """Paths to run and, for the others, why not (the reasons joined)."""
-    paths, refused = _plan(opts)
+    paths, refused = plan(opts)
     return paths, {p: "; ".join(why) for p, why in refused.items()}
 
 
@@ -186,7 +186,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
 
     if opts.warmup < 1 or opts.frames < 1 or opts.repeat < 1:
         raise InputError("--frames, --warmup and --repeat must be at least 1")
-    paths, refused = _plan(opts)
+    paths, refused = plan(opts)
     if not paths:
         raise PathUnavailable(refused)
     core = make_core(None)
@@ -214,7 +214,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
                 if name in limits:
                     all_cores = {**common["config"], "decode_threads": 0}
                     kind, extra = ("decode", {"config": all_cores}) if name == "decode-all-cores" else (name, {})
-                    out = _worker({**common, "kind": kind, **extra})
+                    out = run_worker({**common, "kind": kind, **extra})
                     if "error" in out:
                         limit_errors.setdefault(name, out["error"])
                     else:
@@ -223,7 +223,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
                     if name in unavailable:
                         continue
                     jsonl = Path(tmp) / f"{name}-{rep}.jsonl"
-                    out = _worker({**common, "kind": "path", "path": name, "jsonl": str(jsonl)})
+                    out = run_worker({**common, "kind": "path", "path": name, "jsonl": str(jsonl)})
                     if "unavailable" in out or "error" in out:
                         unavailable[name] = out.get("unavailable") or out["error"]
                         total -= opts.repeat - rep - 1  # not run again

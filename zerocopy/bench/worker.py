@@ -72,7 +72,7 @@ class NothingMeasured(Exception):
 def _config(args: dict):
     from zerocopy.config import RunConfig
 
-    return RunConfig.from_dict(args["config"])
+    return RunConfig.make(args["config"])
 
 
 def run_path(args: dict) -> dict:

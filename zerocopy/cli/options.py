@@ -41,8 +41,8 @@ def _value(name: str, kind: Kind):
             return value
         try:
             return kind.check(name, value)
-        except ConfigError as e:
-            raise argparse.ArgumentTypeError(str(e)) from None
+        except ConfigError:
+            raise argparse.ArgumentTypeError(f"must be {kind.accepts}, got {text}") from None
 
     parse.__name__ = name  # argparse names the type in its error message
     return parse

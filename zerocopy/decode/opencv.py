@@ -16,6 +16,7 @@ import numpy as np
 from zerocopy.decode.base import Decoded
 from zerocopy.decode.damage import DamageReport
 from zerocopy.errors import InputError, PathUnavailable
+from zerocopy.refusals import Code, Reason
 
 
 def import_cv2():
@@ -23,7 +24,7 @@ def import_cv2():
         import cv2
     except ImportError:
         raise PathUnavailable(
-            {"baseline": "OpenCV is not installed (pip install 'zerocopy[baseline]')"}
+            {"baseline": Reason(Code.NO_OPENCV, "OpenCV is not installed (pip install 'zerocopy[baseline]')")}
         ) from None
     return cv2
 

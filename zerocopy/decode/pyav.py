@@ -58,7 +58,7 @@ class PyAVDecoder:
 
     def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0, threads: int = 0,
                  read_ahead: int = 0, give_up_without_frame: int = 0, realtime: bool = False,
-                 policy: LivePolicy | None = None):
+                 policy: LivePolicy | None = None, on_reopen: Callable[[PyAVDecoder], None] | None = None):
         self.path = str(path)
         self.kind = source_kind(path)
         self.live = self.kind != "file"
@@ -68,7 +68,7 @@ class PyAVDecoder:
         self.read_ahead = read_ahead
         self.give_up_without_frame = give_up_without_frame
         self.damage = DamageReport(live_report=LiveReport() if self.live else None)
-        self.on_reopen: Callable[[PyAVDecoder], None] | None = None
+        self.on_reopen = on_reopen
         self._log = FFmpegLogCapture(self.damage)
         self._ahead: ReadAhead | None = None
         self._stopping = threading.Event()  # close() or interrupt(): ends reading, waits and pacing
@@ -91,7 +91,7 @@ class PyAVDecoder:
         self._pts_offset = 0.0
 
     @classmethod
-    def on_cpu(cls, path: str | Path, threads: int = 1, realtime: bool = False,
+    def on_cpu(cls, path: str | Path, threads: int, realtime: bool = False,
                policy: LivePolicy | None = None) -> PyAVDecoder:
         """The software path's decoder: `threads` FFmpeg threads (the run configuration's, resolved),
         on its own thread."""

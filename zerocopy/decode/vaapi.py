@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from zerocopy.decode.live import LivePolicy
 from zerocopy.decode.opening import open_input
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.errors import InputError, PathUnavailable
+from zerocopy.refusals import Code, Reason
 from zerocopy.sources import is_live
 
 _INTEL = ("i915", "xe")
@@ -105,7 +107,7 @@ def check_device(node: str) -> None:
     from av.codec import Codec
 
     if not os.path.exists(node):
-        raise PathUnavailable({"va": f"the render node {node} does not exist"})
+        raise PathUnavailable({"va": Reason(Code.NO_SUCH_RENDER_NODE, f"the render node {node} does not exist")})
     codecs = []
     for name in _PROBE_CODECS:
         try:
@@ -114,14 +116,14 @@ def check_device(node: str) -> None:
             continue
     codec = next((c for c in codecs if any(cfg.device_type.name == "vaapi" for cfg in c.hardware_configs)), None)
     if codec is None:
-        raise PathUnavailable({"va": "PyAV's FFmpeg has no VA-API decoder"})
+        raise PathUnavailable({"va": Reason(Code.NO_VAAPI, "PyAV's FFmpeg has no VA-API decoder")})
     log = DamageReport()
     try:
         with captured_ffmpeg_log(log):
             _hwaccel(node).create(codec)  # the device lives as long as the returned object: dropped at once
     except (av.FFmpegError, OSError, RuntimeError, NotImplementedError) as e:
         detail = ffmpeg_log_line(e) or _last_message(log) or describe_av_error(e)
-        raise PathUnavailable({"va": f"cannot open the VA device {node}: {detail}"}) from None
+        raise PathUnavailable({"va": Reason(Code.VA_DEVICE, f"cannot open the VA device {node}: {detail}")}) from None
 
 
 class VASession:
@@ -145,7 +147,8 @@ class VASession:
         if self.node is None:
             node = pick_render_node(self.requested)
             if node is None:
-                raise PathUnavailable({path_name: "no /dev/dri render node (name one with --va-device)"})
+                raise PathUnavailable({path_name: Reason(Code.NO_RENDER_NODE,
+                                                         "no /dev/dri render node (name one with --va-device)")})
             self.node = node
         if not self._checked:
             try:
@@ -179,7 +182,7 @@ def codec_label(decoder: PyAVDecoder) -> str:
 
 
 def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = False,
-               policy: LivePolicy | None = None) -> PyAVDecoder:
+               policy: LivePolicy | None = None, on_reopen: Callable[[PyAVDecoder], None] | None = None) -> PyAVDecoder:
     """A decoder whose frames stay on the GPU (no fallback to software decoding, no download).
 
     The device on `node` was checked already; a failure here is either the input's (it cannot be
@@ -187,7 +190,8 @@ def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = Fal
     """
     try:
         return PyAVDecoder(path, hwaccel=_hwaccel(node), extra_hw_frames=DECODER_EXTRA_HW_FRAMES,
-                           give_up_without_frame=MAX_FAILURES_WITHOUT_FRAME, realtime=realtime, policy=policy)
+                           give_up_without_frame=MAX_FAILURES_WITHOUT_FRAME, realtime=realtime, policy=policy,
+                           on_reopen=on_reopen)
     except InputError as e:
         va_error = str(e)
     except RuntimeError as e:  # PyAV: "Hardware accelerated decode requested but no stream is compatible"
@@ -199,4 +203,5 @@ def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = Fal
         codec = plain.streams.video[0].codec_context.name
     finally:
         plain.close()
-    raise PathUnavailable({path_name: f"VA-API cannot decode {codec} from {path} on {node}: {va_error}"})
+    raise PathUnavailable({path_name: Reason(Code.CODEC, f"VA-API cannot decode {codec} from {path} on {node}: "
+                                                        f"{va_error}")})

@@ -152,11 +152,12 @@ class WrappedModel:
     """A `ModelSpec` read and given u8 NV12 two-plane (or BGR) input of batch `batch`.
 
     Compiling is a separate step (`compile`) because the zero-copy path can only name its target,
-    a VA remote context, once the first frame's VA display is known.
+    a VA remote context, once the first frame's VA display is known. Its `postprocessor` keeps
+    detections from `threshold` (the run's resolved setting; None: the model's own, `spec.threshold`).
     """
 
     def __init__(self, core: ov.Core, spec: ModelSpec, input_kind: InputKind = "nv12", batch: int = 1,
-                 memory_type: str | None = None, threshold: float = 0.5):
+                 memory_type: str | None = None, threshold: float | None = None):
         self.core, self.spec, self.input_kind, self.batch = core, spec, input_kind, batch
         self.memory_type = memory_type
         model = read_model(core, spec.path)
@@ -165,7 +166,8 @@ class WrappedModel:
         self.output_shapes = shapes
         # None for raw use (image-to-image models, tests of the input side).
         self.postprocessor: Postprocessor | None = (
-            make_postprocessor(spec.postprocess, self.width, self.height, shapes, spec.postprocess_options, threshold)
+            make_postprocessor(spec.postprocess, self.width, self.height, shapes, spec.postprocess_options,
+                               spec.threshold if threshold is None else threshold)
             if spec.postprocess else None
         )
         if batch != 1:

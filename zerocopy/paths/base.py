@@ -33,12 +33,15 @@ Prepare = Callable[[Any], tuple[dict[str, Any], Geometry, Any, Any]]
 class OpenRequest:
     """What a front needs to open an input: the wrapped model it feeds (input names and size, resize
     mode, batch, OpenVINO core), the run's resolved configuration (decoding threads, realtime, the
-    live policy), the run's VA session (VA paths) and whether the decoded pictures are wanted."""
+    live policy), the run's VA session (VA paths), whether the decoded pictures are wanted, and
+    `unbound`: how many prepared frames may exist at once before their request copies them (a
+    resizer that reuses its output buffers needs at least that many)."""
 
     model: WrappedModel
     config: RunConfig
     va: VASession
     keep_images: bool = False
+    unbound: int = 3
 
 
 class FrameStream(Protocol):
@@ -77,11 +80,11 @@ class Front(Protocol):
 class PreparedStream:
     """A `FrameStream`: a decoder's frames prepared into model inputs by `prepare`."""
 
-    context: Any = None
-    bridge: Any = None  # the native bridge, on the VA paths
+    context: Any = None  # set by a front that compiles on a remote context, once the first frame gave it
 
-    def __init__(self, decoder: VideoDecoder, prepare: Prepare):
+    def __init__(self, decoder: VideoDecoder, prepare: Prepare, bridge: Any = None):
         self.decoder, self.prepare = decoder, prepare
+        self.bridge = bridge  # the native bridge, on the VA paths
         self.rate = decoder.rate
         self.expected_frames = decoder.expected_frames
         self.live = decoder.live or decoder.realtime

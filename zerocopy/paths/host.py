@@ -32,8 +32,8 @@ class SoftwareFront(HostFront):
         from zerocopy.resize.planes import PlaneResizer
 
         model, config = req.model, req.config
-        # Planes are copied into the request at bind, so a few buffers suffice whatever nireq is.
-        resizer = PlaneResizer(model.width, model.height, model.spec.resize, ring=model.batch + 2)
+        # Planes are copied into the request at bind: buffers for the frames not bound yet suffice.
+        resizer = PlaneResizer(model.width, model.height, model.spec.resize, ring=req.unbound)
         y_name, uv_name = model.input_names
 
         def prepare(frame):

@@ -49,19 +49,19 @@ class _VAFront:
         node = va.open_node(self.name)
         scaler = VaapiScaler(bridge, model.width, model.height, model.spec.resize, download=self.download,
                              picture=req.keep_images)
-        decoder = open_vaapi(source, node, self.name, config.realtime, config.live_policy)
-        decoder.on_reopen = lambda d: va.share(bridge, d)  # a reconnected source decodes on the run's device too
+        # a reconnected source decodes on the run's device too
+        decoder = open_vaapi(source, node, self.name, config.realtime, config.live_policy,
+                             on_reopen=lambda d: va.share(bridge, d))
         try:
             va.share(bridge, decoder)
         except (BridgeUnavailable, LayoutError) as e:
             decoder.close()
             raise PathUnavailable({self.name: Reason(
                 Code.VA_DEVICE, f"cannot decode {source} on the run's VA device: {e}")}) from None
-        stream = PreparedStream(decoder, _adopting(bridge, va, self._scale(scaler, model)))
-        stream.bridge = bridge
+        stream = PreparedStream(decoder, _adopting(bridge, va, self._scale(scaler, req)), bridge=bridge)
         return bridge, stream, prime(self.name, stream, source)
 
-    def _scale(self, scaler, model) -> Prepare:
+    def _scale(self, scaler, req: OpenRequest) -> Prepare:
         raise NotImplementedError
 
 
@@ -109,10 +109,11 @@ class CopyFront(_VAFront, HostFront):
     input_kind = "nv12"
     download = True
 
-    def _scale(self, scaler, model) -> Prepare:
+    def _scale(self, scaler, req: OpenRequest) -> Prepare:
         from zerocopy.resize.planes import PlaneResizer
 
-        unpack = PlaneResizer(model.width, model.height, "stretch", ring=model.batch + 2)  # same size: a copy
+        model = req.model
+        unpack = PlaneResizer(model.width, model.height, "stretch", ring=req.unbound)  # same size: a copy
         y_name, uv_name = model.input_names
 
         def scale(frame):
@@ -134,7 +135,7 @@ class ZeroCopyFront(_VAFront):
     memory_type = "GPU_SURFACE"
     devices = ("GPU",)
 
-    def _scale(self, scaler, model) -> Prepare:
+    def _scale(self, scaler, req: OpenRequest) -> Prepare:
         def scale(frame):
             surface, shown, g = scaler(frame)
             return {}, g, surface, shown

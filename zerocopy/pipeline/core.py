@@ -45,6 +45,8 @@ class Pipeline:
     path with the reason.
     """
 
+    feeder_depth = 4  # frames each input's feeder may prepare ahead when inputs run at once
+
     def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
                  keep_images: bool = False, stop_event: threading.Event | None = None):
         self.model, self.front, self.inputs, self.keep_images = model, front, inputs, keep_images
@@ -90,7 +92,10 @@ class Pipeline:
         return PathUnavailable({self.front.name: Reason(code, f"{stage}: {why}" if stage else why)})
 
     def open(self, source: str) -> FrameStream:
-        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images))
+        # prepared and not yet bound at once: a batch being filled, the first frame primed, the one being
+        # prepared; with inputs at once, also what each feeder prepares ahead (and holds while it waits)
+        unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self.inputs > 1 else 0)
+        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images, unbound))
         self._streams.add(stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()

@@ -61,7 +61,7 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
         for r in ready:
             yield p.done(sources[lead], r, outcomes[lead], lead)
         merged: queue.Queue = queue.Queue()
-        feeders = [_Feeder(i, streams[i], frames[i], merged, p.stop_event, max_frames,
+        feeders = [_Feeder(i, streams[i], frames[i], merged, p.stop_event, max_frames, p.feeder_depth,
                            taken=1 if (i == lead and first is not None) else 0) for i in streams]
         yield from _Merge(p, sources, feeders, merged).events()
     finally:
@@ -175,7 +175,7 @@ class _Feeder:
     The input's stream is driven and closed by this thread only."""
 
     def __init__(self, index: int, stream: FrameStream, frames, merged: queue.Queue, stop: threading.Event,
-                 max_frames: int | None, taken: int = 0, depth: int = 4):
+                 max_frames: int | None, depth: int, taken: int = 0):
         self.index, self.stream, self._frames, self._merged = index, stream, frames, merged
         self._stop, self._max, self._taken = stop, max_frames, taken
         self._room = threading.Semaphore(depth)

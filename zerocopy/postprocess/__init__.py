@@ -28,7 +28,7 @@ def guess_postprocess(output_shapes: dict[str, tuple[int, ...]]) -> str:
 
 
 def make_postprocessor(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[int, ...]],
-                       options: dict[str, Any] | None = None, threshold: float = 0.5) -> Postprocessor:
+                       options: dict[str, Any] | None, threshold: float) -> Postprocessor:
     names = list(output_shapes)
     options = dict(options or {})
     if kind == "anchor-ssd":

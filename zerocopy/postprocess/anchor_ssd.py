@@ -47,7 +47,7 @@ def _logit(p: float) -> float:
 class AnchorSSD(Postprocessor):
     kind = "anchor-ssd"
 
-    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float = 0.5, *,
+    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float, *,
                  strides: tuple[int, ...], anchors_per_stride: int,
                  box_from_keypoints: tuple[int, int] | None = None, nms_iou: float = 0.3):
         super().__init__(input_w, input_h, output_names, threshold)

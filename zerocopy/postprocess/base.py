@@ -21,7 +21,7 @@ class Postprocessor(ABC):
 
     kind: str = ""
 
-    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float = 0.5):
+    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float):
         self.input_w = input_w
         self.input_h = input_h
         self.output_names = output_names

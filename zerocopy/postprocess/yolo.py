@@ -13,7 +13,7 @@ from zerocopy.postprocess.nms import nms
 class Yolo(Postprocessor):
     kind = "yolo"
 
-    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float = 0.5,
+    def __init__(self, input_w: int, input_h: int, output_names: list[str], threshold: float,
                  nms_iou: float = 0.45):
         super().__init__(input_w, input_h, output_names, threshold)
         self.nms_iou = nms_iou

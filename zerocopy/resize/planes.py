@@ -79,7 +79,7 @@ class PlaneResizer:
     def geometry_for(self, width: int, height: int) -> Geometry:
         return Geometry.fit(width, height, self.dst_w, self.dst_h, self.mode)
 
-    def _plan(self, frame: av.VideoFrame) -> None:
+    def plan(self, frame: av.VideoFrame) -> None:
         g = self._geometry = self.geometry_for(frame.width, frame.height)
         full = is_full_range(frame)
         self._args = {
@@ -95,7 +95,7 @@ class PlaneResizer:
     def __call__(self, frame: av.VideoFrame) -> tuple[np.ndarray, np.ndarray, Geometry]:
         key = (frame.format.name, frame.width, frame.height, frame.colorspace, frame.color_range)
         if key != self._key:
-            self._plan(frame)
+            self.plan(frame)
             self._key = key
         g = self._geometry
         assert g is not None

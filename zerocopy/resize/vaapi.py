@@ -15,6 +15,7 @@ import av.filter
 
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import Geometry, ResizeMode
+from zerocopy.refusals import Code, Reason
 
 # mode=hq: the driver's high-quality (filtered, so antialiased) scaling — scale_vaapi's default, said
 # out loud because the model's small input needs it (the software path area-averages likewise)
@@ -54,8 +55,8 @@ class VaapiScaler:
     def __init__(self, bridge, dst_w: int, dst_h: int, mode: ResizeMode, download: bool, picture: bool = False):
         missing = missing_filters(mode, download or picture)
         if missing:
-            raise PathUnavailable({"copy" if download else "zero-copy":
-                                   f"PyAV's FFmpeg lacks the {', '.join(missing)} filter(s)"})
+            raise PathUnavailable({"copy" if download else "zero-copy": Reason(
+                Code.NO_VA_FILTER, f"PyAV's FFmpeg lacks the {', '.join(missing)} filter(s)")})
         self.bridge, self.dst_w, self.dst_h, self.mode = bridge, dst_w, dst_h, mode
         self.download, self.picture = download, picture
         self._key: tuple[int, int] | None = None

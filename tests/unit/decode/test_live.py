@@ -82,7 +82,7 @@ def test_paced_holds_another_decoders_frames_to_their_timestamps():
 def test_realtime_paces_a_file_at_its_rate(clips):
     path, _ = clips("live-2s.mp4", ClipSpec(width=320, height=180, frames=2 * FPS, fps=FPS))
     t0 = time.perf_counter()
-    dec = PyAVDecoder.on_cpu(path, realtime=True)
+    dec = PyAVDecoder.on_cpu(path, 1, realtime=True)
     got = [(pts, item.arrived) for item in dec.frames() for pts in [item[2]]]
     elapsed = time.perf_counter() - t0
     dec.close()
@@ -96,7 +96,7 @@ def test_realtime_paces_a_file_at_its_rate(clips):
     assert all(-0.01 < (a - arrived[0]) - (p - pts[0]) < 1.0 for p, a in got)
     assert dec.damage.live_report is None and not dec.damage.damaged
 
-    fast = PyAVDecoder.on_cpu(path)
+    fast = PyAVDecoder.on_cpu(path, 1)
     t0 = time.monotonic()
     items = list(fast.frames())
     fast_elapsed = time.monotonic() - t0

@@ -44,15 +44,15 @@ def test_closing_the_decoder_mid_stream_stops_the_read_ahead_first(clips, thread
         frames = dec.frames()
         for _ in range(stop_after):
             next(frames)
-        dec.close()  # as `_Stream.close()` does: the decoder first, then the generator
+        dec.close()  # as `PreparedStream.close()` does: the decoder first, then the generator
         frames.close()
         assert dec._ahead is None
     assert not [t for t in threading.enumerate() if t.name == "zerocopy-decode"]
 
 
-def test_on_cpu_uses_the_budget(clips):
+def test_on_cpu_decodes_with_the_threads_it_is_given_on_a_thread_of_its_own(clips):
     path, _ = clips("decode-parity.mp4", ClipSpec(width=640, height=360, frames=30, noise=3.0, pan=True))
-    dec = PyAVDecoder.on_cpu(path)
+    dec = PyAVDecoder.on_cpu(path, default_decode_threads())  # as a resolved RunConfig gives them
     assert dec.stream.codec_context.thread_count == default_decode_threads()
     assert dec.read_ahead > 0
     dec.close()
