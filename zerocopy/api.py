@@ -30,7 +30,7 @@ from zerocopy.config import AUTO_ORDER, RunConfig
 from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.paths import Front, front_for
-from zerocopy.refusals import Code, PathChoice, Reason
+from zerocopy.refusals import Code, PathChoice, Reason, redacted
 from zerocopy.sources import expand_inputs
 
 Source = str | Path
@@ -208,11 +208,12 @@ class Detector:
                             self._consumer_s += time.perf_counter() - t0
                         held = []
                 except PathUnavailable as e:
-                    for path, why in e.reasons.items():  # each reason once (a VA refusal repeats per device)
+                    reasons = {path: [redacted(w) for w in why] for path, why in e.reasons.items()}
+                    for path, why in reasons.items():  # each reason once (a VA refusal repeats per device)
                         known = refused.setdefault(path, [])
                         known += [w for w in why if w not in known]
                     if self._on_refusal is not None and self.config.path == "auto":
-                        self._on_refusal(name, device, e.reasons.get(name, [str(e)]))
+                        self._on_refusal(name, device, reasons.get(name, [redacted(str(e))]))
                     continue
                 finally:
                     events.close()

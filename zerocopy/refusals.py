@@ -71,6 +71,14 @@ class Reason(str):
         return (Reason, (self.code, str(self)))
 
 
+def redacted(reason: str) -> str:
+    """`reason` with any URL in it redacted (`sources.redact`), keeping its code."""
+    from zerocopy.sources import redact_text
+
+    text = redact_text(reason)
+    return Reason(code_of(reason), text) if isinstance(reason, Reason) else text
+
+
 def code_of(reason: str) -> Code:
     return reason.code if isinstance(reason, Reason) else Code.OTHER
 

@@ -59,3 +59,44 @@ def is_live(source: str | Path) -> bool:
 def source_kind(source: str | Path) -> str:
     """"network", "device" or "file"."""
     return "network" if is_network(source) else "device" if is_device(source) else "file"
+
+
+# Query keys whose values are credentials (camera vendors and streaming servers use all of these).
+_SECRET_KEY = re.compile(r"pass|pwd|token|secret|key|auth|sig|session|credential|jwt|ticket", re.IGNORECASE)
+_URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
+MASK = "***"
+
+
+def redact(source: str) -> str:
+    """`source` as it may be shown or written anywhere: a URL's password (or a bare token before the
+    `@`) and the values of credential-like query keys (`token`, `password`, `key`, `auth`, …) masked;
+    anything else unchanged. The real source is still what gets opened. This is the one place that
+    decides what a secret in a source looks like."""
+    m = _URL.match(source)
+    if m is None:
+        return source
+    scheme, rest = source[: m.end()], source[m.end():]
+    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    authority, tail = rest[:cut], rest[cut:]
+    userinfo, at, host = authority.rpartition("@")
+    if at:
+        user, colon, _ = userinfo.partition(":")
+        authority = f"{user}:{MASK}@{host}" if colon else f"{MASK}@{host}"
+    path, q, query = tail.partition("?")
+    if q:
+        query, hash_, fragment = query.partition("#")
+        pairs = []
+        for pair in query.split("&"):
+            key, eq, _ = pair.partition("=")
+            pairs.append(f"{key}={MASK}" if eq and _SECRET_KEY.search(key) else pair)
+        tail = f"{path}?{'&'.join(pairs)}{hash_}{fragment}"
+    return scheme + authority + tail
+
+
+def redact_text(text: str) -> str:
+    """Every URL inside `text` (an error message, FFmpeg's log line) redacted as `redact` does."""
+    def one(m: re.Match) -> str:
+        url = m.group(0).rstrip(":,.;)]")  # the punctuation of the sentence around it
+        return redact(url) + m.group(0)[len(url):]
+
+    return _URL_IN_TEXT.sub(one, text) if "://" in text else text

@@ -12,10 +12,12 @@ from pathlib import Path
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.cli.options import EXIT_BROKEN_PIPE, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, build_parser
 from zerocopy.errors import PathUnavailable, ZeroCopyError
+from zerocopy.sources import redact_text
 
 
 def say(msg: str) -> None:
-    print(f"zerocopy: {msg}", file=sys.stderr, flush=True)
+    """One line on stderr; any URL in it redacted (an error can quote the source it failed on)."""
+    print(f"zerocopy: {redact_text(msg)}", file=sys.stderr, flush=True)
 
 
 def cmd_bench(args) -> int:

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from zerocopy.decode.live import LiveReport
+from zerocopy.sources import redact_text
 
 
 @dataclass
@@ -27,7 +28,7 @@ class DamageReport:
 
     def add_log(self, name: str, message: str) -> None:
         # "error while decoding MB 33 13" → "error while decoding MB": count kinds, not positions
-        words = [w for w in message.strip().split() if not w.lstrip("-").isdigit()]
+        words = [w for w in redact_text(message).strip().split() if not w.lstrip("-").isdigit()]
         self.decoder_messages[f"{name}: {' '.join(words)}"] += 1
 
     def summary(self) -> str:
@@ -43,7 +44,7 @@ class DamageReport:
             top = ", ".join(f"'{m}'" for m, _ in self.decoder_messages.most_common(2))
             parts.append(f"{total} decoder errors (e.g. {top})")
         if self.stopped_early:
-            parts.append(f"stopped early: {self.stopped_early}")
+            parts.append(f"stopped early: {redact_text(self.stopped_early)}")
         return "; ".join(parts) or "none"
 
     def to_dict(self) -> dict:
@@ -53,6 +54,6 @@ class DamageReport:
             "corrupt_frames": self.corrupt_frames,
             "decoder_errors": sum(self.decoder_messages.values()),
             "decoder_messages": dict(self.decoder_messages.most_common(10)),
-            "stopped_early": self.stopped_early,
+            "stopped_early": redact_text(self.stopped_early) if self.stopped_early else None,
             "live": self.live_report.to_dict() if self.live_report is not None else None,
         }

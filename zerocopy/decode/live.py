@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from zerocopy.decode.base import Decoded, VideoDecoder
-from zerocopy.sources import url_scheme
+from zerocopy.sources import redact_text, url_scheme
 
 if TYPE_CHECKING:
     from zerocopy.decode.damage import DamageReport
@@ -227,7 +227,7 @@ def reopen(policy: LivePolicy, live: LiveReport, stopping: threading.Event, sinc
     from zerocopy.errors import InputError
 
     deadline = since + policy.give_up_after
-    live.reconnecting = why
+    live.reconnecting = redact_text(why)  # shown in reports: no password of the source's URL
     last = why
     try:
         for delay in policy.delays():
@@ -251,5 +251,6 @@ def reopen(policy: LivePolicy, live: LiveReport, stopping: threading.Event, sinc
             live.reconnecting = None
     waited = time.perf_counter() - since
     attempts = f"{live.attempts} attempt{'s' if live.attempts != 1 else ''} to reconnect"
-    live.gave_up = f"no frame for {waited:.1f} s after the source dropped ({why}); {attempts}, the last: {last}"
+    live.gave_up = redact_text(f"no frame for {waited:.1f} s after the source dropped ({why}); {attempts}, "
+                               f"the last: {last}")
     return None

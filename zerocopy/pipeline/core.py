@@ -145,7 +145,7 @@ class Pipeline:
             stopped = outcome.damage.stopped_early
             outcome.error = f"{outcome.source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
 
-    def done(self, source: str, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
+    def done(self, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
         t0 = time.perf_counter()
         assert self.model.postprocessor is not None
         dets = self.model.postprocessor(r.outputs, r.frame.geometry)
@@ -156,7 +156,7 @@ class Pipeline:
             self.latency_ms.append((now - r.frame.arrived) * 1e3)
         outcome.frames += 1
         outcome.ended = now
-        return FrameDone(source, r.frame, dets, input)
+        return FrameDone(outcome.source, r.frame, dets, input)
 
     def events(self, sources: Sequence[str], max_frames: int | None = None) -> Iterator[Event]:
         """`InputBegin`, `FrameDone`… and `InputEnd` per source. A path that cannot handle the inputs

@@ -17,6 +17,7 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import Result
 from zerocopy.paths.base import FrameStream
 from zerocopy.pipeline.events import Event, InputBegin, InputEnd, InputOutcome
+from zerocopy.sources import redact, redact_text
 
 if TYPE_CHECKING:
     from zerocopy.pipeline.core import Pipeline
@@ -25,7 +26,7 @@ _FRAME, _END, _ERROR = range(3)
 
 
 def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> Iterator[Event]:
-    outcomes = p.outcomes = [InputOutcome(src) for src in sources]
+    outcomes = p.outcomes = [InputOutcome(redact(src)) for src in sources]  # shown: events, report, errors
     streams: dict[int, FrameStream] = {}
     feeders: list[_Feeder] = []
     try:
@@ -33,9 +34,9 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
             try:
                 streams[i] = p.open(source)
             except InputError as e:
-                outcomes[i].error = str(e)
+                outcomes[i].error = redact_text(str(e))
         for i in sorted(set(range(len(sources))) - set(streams)):
-            yield InputEnd(sources[i], outcomes[i], False, i)
+            yield InputEnd(outcomes[i].source, outcomes[i], False, i)
         if not streams:
             return
         lead = min(streams)
@@ -48,7 +49,7 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
             try:
                 first = next(frames[i], None)
             except InputError as e:  # that input is over (its feeder ends at once); the others go on
-                outcomes[i].error = str(e)
+                outcomes[i].error = redact_text(str(e))
                 continue
             if first is not None:
                 lead = i
@@ -57,13 +58,13 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
         p.committed = p.committed or first is not None
         for i, st in streams.items():
             outcomes[i].started = outcomes[i].started or time.perf_counter()
-            yield InputBegin(sources[i], st.rate, st.expected_frames, i)
+            yield InputBegin(outcomes[i].source, st.rate, st.expected_frames, i)
         for r in ready:
-            yield p.done(sources[lead], r, outcomes[lead], lead)
+            yield p.done(r, outcomes[lead], lead)
         merged: queue.Queue = queue.Queue()
         feeders = [_Feeder(i, streams[i], frames[i], merged, p.stop_event, max_frames, p.feeder_depth,
                            taken=1 if (i == lead and first is not None) else 0) for i in streams]
-        yield from _Merge(p, sources, feeders, merged).events()
+        yield from _Merge(p, feeders, merged).events()
     finally:
         for f in feeders:
             f.halt()
@@ -82,8 +83,8 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
 class _Merge:
     """Frames from every feeder into the one scheduler as they come; results back out in order."""
 
-    def __init__(self, p: Pipeline, sources: list[str], feeders: list[_Feeder], merged: queue.Queue):
-        self.p, self.sources, self.outcomes, self.merged = p, sources, p.outcomes, merged
+    def __init__(self, p: Pipeline, feeders: list[_Feeder], merged: queue.Queue):
+        self.p, self.outcomes, self.merged = p, p.outcomes, merged
         self.feeders = {f.index: f for f in feeders}
         self.owner: dict[int, int] = {}  # id(frame) → input, while its request is in flight
         self.outstanding = dict.fromkeys(self.feeders, 0)
@@ -116,8 +117,8 @@ class _Merge:
                 live.discard(i)
                 self.finished.add(i)
                 if kind == _ERROR:
-                    self.outcomes[i].error = (str(value) if isinstance(value, InputError)
-                                              else f"{self.sources[i]}: {value}")
+                    error = str(value) if isinstance(value, InputError) else f"{self.outcomes[i].source}: {value}"
+                    self.outcomes[i].error = redact_text(error)
             yield from self._collect()
         yield from self._collect(wait=True)
         self.finished |= set(self.feeders)
@@ -134,7 +135,7 @@ class _Merge:
         for r in results:
             i = self.owner.pop(id(r.frame))
             self.outstanding[i] -= 1
-            yield self.p.done(self.sources[i], r, self.outcomes[i], i)
+            yield self.p.done(r, self.outcomes[i], i)
 
     def _ends(self) -> Iterator[Event]:
         for i in sorted(self.finished - self.reported):
@@ -142,7 +143,7 @@ class _Merge:
                 self.reported.add(i)
                 self.outcomes[i].damage = self.feeders[i].stream.damage_report()
                 self.p.note_no_frame(self.outcomes[i])
-                yield InputEnd(self.sources[i], self.outcomes[i], True, i)
+                yield InputEnd(self.outcomes[i].source, self.outcomes[i], True, i)
 
     def _submit(self, frames: list[PreparedFrame]) -> Iterator[Event]:
         try:
@@ -163,7 +164,7 @@ class _Merge:
                     i = self.owner.pop(id(frame), None)
                     if i is not None:
                         self.outstanding[i] -= 1
-                        self.outcomes[i].error = self.outcomes[i].error or f"{self.sources[i]}: {e}"
+                        self.outcomes[i].error = self.outcomes[i].error or f"{self.outcomes[i].source}: {e}"
         old.discard()  # fully drained: `owner` now holds only frames not yet submitted
         self.p.scheduler = None
         self.p.activate(next(iter(self.feeders.values())).stream)

@@ -11,6 +11,7 @@ from zerocopy.errors import InferenceError, InputError, PathUnavailable
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.pipeline.events import Event, InputBegin, InputEnd, InputOutcome
+from zerocopy.sources import redact, redact_text
 
 if TYPE_CHECKING:
     from zerocopy.pipeline.core import Pipeline
@@ -20,7 +21,7 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
     for index, source in enumerate(sources):
         if p.stop_event.is_set():
             break
-        outcome = InputOutcome(source)
+        outcome = InputOutcome(redact(source))  # what is shown of it: the events, the report, errors
         p.outcomes.append(outcome)
         begun = False
         try:
@@ -28,13 +29,13 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
                 begun = begun or isinstance(event, InputBegin)
                 yield event
         except InputError as e:
-            outcome.error = str(e)
+            outcome.error = redact_text(str(e))
         except (InferenceError, PathUnavailable) as e:
             if not p.committed:
                 raise
-            outcome.error = f"{source}: {e}"
+            outcome.error = redact_text(f"{source}: {e}")
         p.note_no_frame(outcome)
-        yield InputEnd(source, outcome, begun, index)
+        yield InputEnd(outcome.source, outcome, begun, index)
 
 
 def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: int | None,
@@ -53,9 +54,9 @@ def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: i
                 taken = 1
                 p.committed = True
         outcome.started = time.perf_counter()
-        yield InputBegin(source, stream.rate, stream.expected_frames, index)
+        yield InputBegin(outcome.source, stream.rate, stream.expected_frames, index)
         for r in ready:
-            yield p.done(source, r, outcome, index)
+            yield p.done(r, outcome, index)
         batch = p.model.batch
         pending: list[PreparedFrame] = []
         for n, item in enumerate(frames, start=taken):
@@ -69,11 +70,11 @@ def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: i
             # not when that frame comes (a source's frame interval later).
             idle = not pending and stream.live and not stream.frame_ready()
             for r in scheduler.results(wait=idle):
-                yield p.done(source, r, outcome, index)
+                yield p.done(r, outcome, index)
         if pending and not p.stop_event.is_set():
             scheduler.submit(pending)
         for r in scheduler.results(wait=True):  # what is in flight: stopping keeps it
-            yield p.done(source, r, outcome, index)
+            yield p.done(r, outcome, index)
     finally:
         try:
             if scheduler is not None:
