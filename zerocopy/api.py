@@ -15,7 +15,9 @@ finish and closes the input. The CLI is a client of this module.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import threading
 import time
 import weakref
@@ -44,7 +46,9 @@ class FrameResult:
     `pts` is in seconds (not stream ticks), None when the stream has no timestamps. `detections` are
     in source-frame pixels. `names` are the model's class names (one tuple per run), or None.
     `image` is the decoded frame as an owned H×W×3 uint8 **RGB** array when the detector was made
-    with `keep_images=True` (OpenCV users: `image[..., ::-1]` is BGR), else None.
+    with `keep_images=True` (OpenCV users: `image[..., ::-1]` is BGR), else None. `input` is the
+    source's place in the run's list (0, 1, …; JSON Lines' `input`): it tells apart a source given
+    twice. `source` is shown redacted: a URL's password and credential-like query values are `***`.
     """
 
     source: str
@@ -55,13 +59,31 @@ class FrameResult:
     detections: Detections
     names: tuple[str, ...] | None
     image: np.ndarray | None = None
+    input: int = 0
 
 
 def _sources(sources: Source | Iterable[Source]) -> list[str]:
-    items = [sources] if isinstance(sources, (str, Path)) else list(sources)
-    if not items:
-        raise ValueError("no sources given")
-    return expand_inputs([str(s) for s in items])
+    """The inputs of a run: a path, a URL or a folder, or a list of them (each a `str` or `PathLike`)."""
+    accepts = "a path, a URL or a folder (str or os.PathLike), or a list of them"
+    if isinstance(sources, str | os.PathLike):
+        items = [sources]
+    elif isinstance(sources, bytes | bytearray) or not isinstance(sources, Iterable):
+        raise ConfigError("sources", f"sources must be {accepts}, not {sources!r}")
+    else:
+        items = list(sources)
+    bad = [s for s in items if not isinstance(s, str | os.PathLike) or not os.fspath(s)]
+    if bad or not items:
+        raise ConfigError("sources", f"sources must be {accepts}, not {bad[0] if bad else items!r}")
+    return expand_inputs([os.fspath(s) for s in items])
+
+
+def _run_options(max_frames: Any, on_error: Any, parallel: Any) -> None:
+    if max_frames is not None and (isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1):
+        raise ConfigError("max_frames", f"max_frames must be an integer ≥ 1 (or None: every frame), not {max_frames!r}")
+    if on_error not in ("raise", "skip"):
+        raise ConfigError("on_error", f"on_error must be 'raise' or 'skip', not {on_error!r}")
+    if not isinstance(parallel, bool):
+        raise ConfigError("parallel", f"parallel must be True or False, not {parallel!r}")
 
 
 class Detector:
@@ -113,33 +135,51 @@ class Detector:
             on_error: str = "raise", parallel: bool = False) -> Iterator[FrameResult]:
         """Results of every frame of every source (a path, URL, folder, or a list of them), in order.
 
-        A new generator per call; `max_frames` is per source. An input that cannot be opened or
-        decodes no frame raises `InputError` at its place (`on_error="raise"`), or is skipped and
-        recorded in `report()["inputs"]` (`on_error="skip"`). With `parallel=True` every source is
-        decoded at once into the one model: results of different sources interleave, each source's in
-        its own order (tell them apart by `r.source`), and one ending or failing does not stop the others.
+        A new generator per call, its arguments checked here (`ConfigError`); `max_frames` is per
+        source. An input that cannot be opened or decodes no frame raises `InputError` at its place
+        (`on_error="raise"`), or is skipped and recorded in `report()["inputs"]` (`on_error="skip"`).
+        With `parallel=True` every source is decoded at once into the one model: results of different
+        sources interleave, each source's in its own order (tell them apart by `r.input`), and one
+        ending or failing does not stop the others — with `on_error="raise"` the others finish first,
+        then the first failed input's `InputError` is raised. A `stop()` (or `close()`) after this call
+        ends the run, even before its first result is taken.
         """
+        _run_options(max_frames, on_error, parallel)
+        return self._results(self.events(sources, max_frames=max_frames, keep_images=self.keep_images,
+                                         parallel=parallel), on_error, parallel)
+
+    def _results(self, events, on_error: str, parallel: bool) -> Iterator[FrameResult]:
         from zerocopy.errors import InputError
         from zerocopy.pipeline import FrameDone, InputEnd
 
-        if on_error not in ("raise", "skip"):
-            raise ValueError(f"on_error must be 'raise' or 'skip', not {on_error!r}")
-        names = self.names
-        for event in self.events(sources, max_frames=max_frames, keep_images=self.keep_images,
-                                 parallel=parallel):
-            if isinstance(event, FrameDone):
-                f = event.frame
-                image = f.picture.to_ndarray(format="rgb24") if (self.keep_images and f.picture is not None) else None
-                yield FrameResult(event.source, f.index, f.pts, f.width, f.height, event.detections, names, image)
-            elif isinstance(event, InputEnd) and event.outcome.error and on_error == "raise":
-                raise InputError(event.outcome.error)
+        names, failed = self.names, None
+        try:
+            for event in events:
+                if isinstance(event, FrameDone):
+                    f = event.frame
+                    keep = self.keep_images and f.picture is not None
+                    image = f.picture.to_ndarray(format="rgb24") if keep else None
+                    yield FrameResult(event.source, f.index, f.pts, f.width, f.height, event.detections, names, image,
+                                      event.input)
+                elif isinstance(event, InputEnd) and event.outcome.error and on_error == "raise":
+                    if not parallel:
+                        raise InputError(event.outcome.error)
+                    failed = failed or event.outcome.error
+        finally:
+            events.close()
+        if failed:
+            raise InputError(failed)
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
                keep_images: bool = False, parallel: bool = False):
-        """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume."""
+        """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume.
+        Its arguments are checked here, and a `stop()` from now on ends it."""
         if self._closed:
             raise ValueError("the detector is closed")
-        run = self._events(_sources(sources), max_frames, keep_images, parallel)
+        inputs = _sources(sources)
+        _run_options(max_frames, "raise", parallel)
+        self._stop.clear()  # a new run: an earlier stop was the earlier run's
+        run = self._events(inputs, max_frames, bool(keep_images), parallel)
         self._runs.add(run)
         return run
 
@@ -168,7 +208,6 @@ class Detector:
         from zerocopy.pipeline import Pipeline
         from zerocopy.probe import gather
 
-        self._stop.clear()
         self.path, self.refused, self.choice, self._consumer_s = None, {}, None, 0.0
         at_once = len(inputs) if parallel else 1
         facts = functools.cache(lambda: gather(self._core.available_devices, check_bridge=True))
@@ -252,11 +291,13 @@ class Detector:
         return build_report(self.result(), self.choice, self._pipeline.model, self._pipeline.config)
 
     def close(self) -> None:
-        """Stop and close every live run (idempotent)."""
+        """Stop and close every live run (idempotent), from any thread: a run another thread is
+        inside of ends there after its current frame, releasing what it holds as it ends."""
         self._closed = True
-        self._stop.set()
+        self.stop()
         for run in list(self._runs):
-            run.close()
+            with contextlib.suppress(ValueError):  # "already executing": its own thread ends it, stopped
+                run.close()
 
     def __enter__(self) -> Detector:
         return self

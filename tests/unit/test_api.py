@@ -107,3 +107,88 @@ def test_stop_from_another_thread_ends_the_run_with_what_is_in_flight(clips, fac
                 threading.Thread(target=det.stop).start()
         assert 6 <= len(indices) < 150 and indices == list(range(len(indices)))
         assert det.report()["interrupted"] is True
+
+
+def test_a_stop_before_the_first_result_ends_the_run(clips, face_model_path):
+    """Issue 16 item 11: the run used to clear the stop when it started, so this gave every frame."""
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    with zerocopy.Detector("face") as det:
+        gen = det.run(clip)
+        det.stop()
+        assert sum(1 for _ in gen) == 0
+        assert det.result().interrupted
+        assert sum(1 for _ in det.run(clip, max_frames=3)) == 3  # the next run is not stopped by it
+
+
+def test_close_from_another_thread_ends_a_run_inside_next_without_raising(clips, face_model_path):
+    """Issue 16 item 12: close() while the consuming thread is inside next() raised "generator already
+    executing" in the closing thread and left the run open."""
+    clip, truth = clips("h264.mp4", ClipSpec(frames=20))
+    det = zerocopy.Detector("face", realtime=True)  # paced: the consumer waits inside next()
+    inside, errors, got = threading.Event(), [], []
+
+    def consume():
+        try:
+            for r in det.run(clip):
+                got.append(r.index)
+                inside.set()
+        except BaseException as e:  # noqa: BLE001 - reported by the test
+            errors.append(e)
+
+    t = threading.Thread(target=consume)
+    t.start()
+    assert inside.wait(30)
+    det.close()  # must not raise, from this thread, while the consumer is inside next()
+    t.join(30)
+    assert not t.is_alive() and errors == [] and 0 < len(got) < len(truth)
+    assert got == list(range(len(got)))
+    assert not _decoder_threads()
+
+
+def _bad_run_arguments():
+    yield {"sources": 123}, "sources"
+    yield {"sources": None}, "sources"
+    yield {"sources": b"clip.mp4"}, "sources"
+    yield {"sources": []}, "sources"
+    yield {"sources": ["ok.mp4", 5]}, "sources"
+    for value in (0, -1, 2.5, "5", True):
+        yield {"max_frames": value}, "max_frames"
+    yield {"on_error": "ignore"}, "on_error"
+    yield {"parallel": "yes"}, "parallel"
+
+
+@pytest.mark.parametrize(("kwargs", "name"), list(_bad_run_arguments()),
+                         ids=[f"{k}" for k, _ in _bad_run_arguments()])
+def test_bad_run_arguments_name_the_argument_before_anything_runs(kwargs, name, face_model_path):
+    """Issue 16 item 13: each of these gave a TypeError from deep inside, an odd InputError or a wrong
+    number of frames; each is refused when `run()` is called, naming the argument."""
+    kwargs = {"sources": "clip.mp4", **kwargs}
+    with zerocopy.Detector("face") as det:
+        with pytest.raises(zerocopy.ConfigError) as e:
+            det.run(kwargs.pop("sources"), **kwargs)
+        assert e.value.setting == name and str(e.value).startswith(f"{name} must be ")
+
+
+@pytest.mark.parametrize(("kwargs", "name"), [
+    ({"model": 123}, "model"), ({"threshold": "0.5"}, "threshold"), ({"device": None}, "device"),
+    ({"nireq": True}, "nireq"), ({"reconnect_timeout": True}, "reconnect_timeout"), ({"batch": 0}, "batch"),
+    ({"path": "gpu"}, "path"), ({"colour": "red"}, "colour"), ({"decoder": "x"}, "postprocess"),
+])
+def test_bad_detector_arguments_name_the_argument(kwargs, name):
+    with pytest.raises(zerocopy.ConfigError) as e:
+        zerocopy.Detector(**kwargs)
+    assert e.value.setting == name
+
+
+def test_a_parallel_run_finishes_the_good_inputs_then_raises_the_first_error(clips, tmp_path, face_model_path):
+    """Issue 16 item 14: with on_error="raise" a failing input stopped a parallel run before any frame;
+    the rule now: the others finish, then the first error is raised. `FrameResult.input` tells apart
+    a source given twice."""
+    clip, truth = clips("h264.mp4", ClipSpec(frames=20))
+    per_input: dict[int, list[int]] = {}
+    with zerocopy.Detector("face") as det:
+        gen = det.run([clip, str(tmp_path / "missing.mp4"), clip], parallel=True)
+        with pytest.raises(zerocopy.InputError, match="missing.mp4: no such file"):
+            for r in gen:
+                per_input.setdefault(r.input, []).append(r.index)
+    assert per_input == {0: list(range(len(truth))), 2: list(range(len(truth)))}

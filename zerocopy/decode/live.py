@@ -176,9 +176,9 @@ class OpenAbandoned(Exception):
     """The source was being opened when the reader was closed or interrupted."""
 
 
-def open_abandonable(opener: Callable[[], Any], stop: threading.Event, poll: float = 0.05) -> Any:
+def open_abandonable(opener: Callable[[], Any], *stops: threading.Event | None, poll: float = 0.05) -> Any:
     """`opener()` on a thread of its own, so that a network open (bounded only by its own timeout, and
-    deaf to Ctrl-C while FFmpeg waits) can be left behind: when `stop` is set first, or the waiting
+    deaf to Ctrl-C while FFmpeg waits) can be left behind: when one of `stops` is set first, or the waiting
     thread is interrupted, this raises (`OpenAbandoned`, or the interruption) at once, and whatever the
     opener still returns is closed on its thread. The opener's own exception is raised here."""
     result: dict[str, Any] = {}
@@ -204,8 +204,8 @@ def open_abandonable(opener: Callable[[], Any], stop: threading.Event, poll: flo
     threading.Thread(target=run, name="zerocopy-open", daemon=True).start()
     try:
         while not done.wait(poll):
-            if stop.is_set():
-                raise OpenAbandoned("closed while opening")
+            if any(stop is not None and stop.is_set() for stop in stops):
+                raise OpenAbandoned("stopped while opening")
     except BaseException:
         with lock:
             abandoned = True

@@ -38,8 +38,8 @@ class PyAVDecoder:
     `give_up_without_frame` = N, N failed packets in a row before any frame raise `NothingDecodes`.
 
     Live sources (`sources.is_live`: network URLs, `/dev/videoN`) are read with `policy`'s timeouts,
-    and `damage.live_report` reports on them. A live source that ends or fails mid-stream has
-    *dropped*: with
+    and `damage.live_report` reports on them; an open that the run's `stop` event catches waiting is
+    abandoned (`OpenAbandoned`). A live source that ends or fails mid-stream has *dropped*: with
     `policy.reconnect` it is opened again (`live.reopen`) and frames go on in the same iteration,
     their timestamps continuing from the last frame's plus the time without frames. (A network file
     of known duration, e.g. an MP4 over HTTP, ends at its end and is not reopened: it would start
@@ -58,7 +58,8 @@ class PyAVDecoder:
 
     def __init__(self, path: str | Path, hwaccel=None, extra_hw_frames: int = 0, threads: int = 0,
                  read_ahead: int = 0, give_up_without_frame: int = 0, realtime: bool = False,
-                 policy: LivePolicy | None = None, on_reopen: Callable[[PyAVDecoder], None] | None = None):
+                 policy: LivePolicy | None = None, on_reopen: Callable[[PyAVDecoder], None] | None = None,
+                 stop: threading.Event | None = None):
         self.path = str(path)
         self.kind = source_kind(path)
         self.live = self.kind != "file"
@@ -69,6 +70,7 @@ class PyAVDecoder:
         self.give_up_without_frame = give_up_without_frame
         self.damage = DamageReport(live_report=LiveReport() if self.live else None)
         self.on_reopen = on_reopen
+        self._run_stop = stop  # the run's stop: an open (or a reopen) it catches waiting is abandoned
         self._log = FFmpegLogCapture(self.damage)
         self._ahead: ReadAhead | None = None
         self._stopping = threading.Event()  # close() or interrupt(): ends reading, waits and pacing
@@ -92,10 +94,10 @@ class PyAVDecoder:
 
     @classmethod
     def on_cpu(cls, path: str | Path, threads: int, realtime: bool = False,
-               policy: LivePolicy | None = None) -> PyAVDecoder:
+               policy: LivePolicy | None = None, stop: threading.Event | None = None) -> PyAVDecoder:
         """The software path's decoder: `threads` FFmpeg threads (the run configuration's, resolved),
         on its own thread."""
-        return cls(path, threads=threads, read_ahead=READ_AHEAD, realtime=realtime, policy=policy)
+        return cls(path, threads=threads, read_ahead=READ_AHEAD, realtime=realtime, policy=policy, stop=stop)
 
     def _open(self, open_timeout: float | None = None) -> av.container.InputContainer:
         kwargs: dict = {} if self._hwaccel is None else {"hwaccel": self._hwaccel}
@@ -105,7 +107,7 @@ class PyAVDecoder:
         if self.kind == "network":
             kwargs["options"] = network_options(self.path, self.policy.read_timeout)
         # on a thread of its own: close() or Ctrl-C need not wait for FFmpeg's timeouts
-        return open_abandonable(lambda: open_input(self.path, **kwargs), self._stopping)
+        return open_abandonable(lambda: open_input(self.path, **kwargs), self._stopping, self._run_stop)
 
     @property
     def _single_threaded(self) -> bool:

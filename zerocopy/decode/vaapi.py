@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import glob
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +141,7 @@ class VASession:
         self.node: str | None = None
         self.device: Any = None  # the bridge's reference to the shared AVHWDeviceContext
         self.context: Any = None  # the OpenVINO VAContext over its display (zero-copy only)
+        self.lock = threading.Lock()  # inputs opened at once join the device one after the other
         self._checked = False
 
     def open_node(self, path_name: str) -> str:
@@ -182,7 +184,8 @@ def codec_label(decoder: PyAVDecoder) -> str:
 
 
 def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = False,
-               policy: LivePolicy | None = None, on_reopen: Callable[[PyAVDecoder], None] | None = None) -> PyAVDecoder:
+               policy: LivePolicy | None = None, on_reopen: Callable[[PyAVDecoder], None] | None = None,
+               stop: threading.Event | None = None) -> PyAVDecoder:
     """A decoder whose frames stay on the GPU (no fallback to software decoding, no download).
 
     The device on `node` was checked already; a failure here is either the input's (it cannot be
@@ -191,7 +194,7 @@ def open_vaapi(path: str | Path, node: str, path_name: str, realtime: bool = Fal
     try:
         return PyAVDecoder(path, hwaccel=_hwaccel(node), extra_hw_frames=DECODER_EXTRA_HW_FRAMES,
                            give_up_without_frame=MAX_FAILURES_WITHOUT_FRAME, realtime=realtime, policy=policy,
-                           on_reopen=on_reopen)
+                           on_reopen=on_reopen, stop=stop)
     except InputError as e:
         va_error = str(e)
     except RuntimeError as e:  # PyAV: "Hardware accelerated decode requested but no stream is compatible"

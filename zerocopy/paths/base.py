@@ -8,6 +8,7 @@ sinks) is shared.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,13 +36,14 @@ class OpenRequest:
     mode, batch, OpenVINO core), the run's resolved configuration (decoding threads, realtime, the
     live policy), the run's VA session (VA paths), whether the decoded pictures are wanted, and
     `unbound`: how many prepared frames may exist at once before their request copies them (a
-    resizer that reuses its output buffers needs at least that many)."""
+    resizer that reuses its output buffers needs at least that many), and the run's stop."""
 
     model: WrappedModel
     config: RunConfig
     va: VASession
     keep_images: bool = False
     unbound: int = 3
+    stop: threading.Event | None = None  # the run's: an open it catches waiting on a source is abandoned
 
 
 class FrameStream(Protocol):

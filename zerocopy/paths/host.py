@@ -41,7 +41,7 @@ class SoftwareFront(HostFront):
             return {y_name: y, uv_name: uv}, g, None, frame if req.keep_images else None
 
         decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime,
-                                     policy=config.live_policy)
+                                     policy=config.live_policy, stop=req.stop)
         return PreparedStream(decoder, prepare)
 
 

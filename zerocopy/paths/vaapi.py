@@ -51,15 +51,16 @@ class _VAFront:
                              picture=req.keep_images)
         # a reconnected source decodes on the run's device too
         decoder = open_vaapi(source, node, self.name, config.realtime, config.live_policy,
-                             on_reopen=lambda d: va.share(bridge, d))
-        try:
-            va.share(bridge, decoder)
-        except (BridgeUnavailable, LayoutError) as e:
-            decoder.close()
-            raise PathUnavailable({self.name: Reason(
-                Code.VA_DEVICE, f"cannot decode {source} on the run's VA device: {e}")}) from None
-        stream = PreparedStream(decoder, _adopting(bridge, va, self._scale(scaler, req)), bridge=bridge)
-        return bridge, stream, prime(self.name, stream, source)
+                             on_reopen=lambda d: va.share(bridge, d), stop=req.stop)
+        with va.lock:  # inputs opened at once: the first to decode gives the run's device, the rest join it
+            try:
+                va.share(bridge, decoder)
+            except (BridgeUnavailable, LayoutError) as e:
+                decoder.close()
+                raise PathUnavailable({self.name: Reason(
+                    Code.VA_DEVICE, f"cannot decode {source} on the run's VA device: {e}")}) from None
+            stream = PreparedStream(decoder, _adopting(bridge, va, self._scale(scaler, req)), bridge=bridge)
+            return bridge, stream, prime(self.name, stream, source)
 
     def _scale(self, scaler, req: OpenRequest) -> Prepare:
         raise NotImplementedError
@@ -148,8 +149,9 @@ class ZeroCopyFront(_VAFront):
         bridge, stream, first = self._open(source, req)
         va = req.va
         try:
-            if va.context is None:  # one remote context per run: every input decodes on this display
-                va.context = va_context(req.model.core, bridge.display_capsule(first.keepalive))
+            with va.lock:
+                if va.context is None:  # one remote context per run: every input decodes on this display
+                    va.context = va_context(req.model.core, bridge.display_capsule(first.keepalive))
         except PathUnavailable:
             stream.close()
             raise

@@ -95,7 +95,8 @@ class Pipeline:
         # prepared and not yet bound at once: a batch being filled, the first frame primed, the one being
         # prepared; with inputs at once, also what each feeder prepares ahead (and holds while it waits)
         unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self.inputs > 1 else 0)
-        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images, unbound))
+        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images, unbound,
+                                                     self.stop_event))
         self._streams.add(stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()

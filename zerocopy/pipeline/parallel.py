@@ -10,8 +10,10 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from zerocopy.decode.live import OpenAbandoned
 from zerocopy.errors import InferenceError, InputError
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import Result
@@ -30,14 +32,10 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
     streams: dict[int, FrameStream] = {}
     feeders: list[_Feeder] = []
     try:
-        for i, source in enumerate(sources):  # opening is quick; decoding starts on the feeders
-            try:
-                streams[i] = p.open(source)
-            except InputError as e:
-                outcomes[i].error = redact_text(str(e))
+        streams.update(_open_all(p, sources))
         for i in sorted(set(range(len(sources))) - set(streams)):
             yield InputEnd(outcomes[i].source, outcomes[i], False, i)
-        if not streams:
+        if not streams or p.stop_event.is_set():
             return
         lead = min(streams)
         scheduler = p.activate(streams[lead])
@@ -78,6 +76,30 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
         if p.scheduler is not None:
             p.scheduler.wait_all()
             p.scheduler.discard()
+
+
+def _open_all(p: Pipeline, sources: list[str]) -> dict[int, FrameStream]:
+    """Every input opened at once, so that a source that does not answer delays none of the others
+    (and a stop abandons every open still waiting). An input that cannot be opened ends with its
+    error; a refusal of the path closes what did open and is raised."""
+    streams: dict[int, FrameStream] = {}
+    refusal: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=min(len(sources), 16), thread_name_prefix="zerocopy-open") as pool:
+        for i, future in enumerate([pool.submit(p.open, source) for source in sources]):
+            try:
+                streams[i] = future.result()
+            except InputError as e:
+                p.outcomes[i].error = redact_text(str(e))
+            except OpenAbandoned:  # stopped while it was being opened: interrupted, not a failure
+                pass
+            except BaseException as e:  # noqa: BLE001 - the path's refusal (or a bug): raised below
+                refusal = refusal or e
+    if refusal is not None:
+        for stream in streams.values():
+            stream.close()
+            p.forget(stream)
+        raise refusal
+    return streams
 
 
 class _Merge:

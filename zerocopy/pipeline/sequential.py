@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from zerocopy.decode.live import OpenAbandoned
 from zerocopy.errors import InferenceError, InputError, PathUnavailable
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import InferenceScheduler, Result
@@ -30,6 +31,8 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
                 yield event
         except InputError as e:
             outcome.error = redact_text(str(e))
+        except OpenAbandoned:  # stopped while it was being opened: interrupted, not an input's failure
+            pass
         except (InferenceError, PathUnavailable) as e:
             if not p.committed:
                 raise
