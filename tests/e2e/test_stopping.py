@@ -56,7 +56,7 @@ def test_a_parallel_run_does_not_wait_for_sources_that_do_not_answer_and_stops_a
         stopped: list[float] = []
         timer = None
         results = 0
-        for r in det.run([*silent.urls, clip], parallel=True, on_error="skip"):
+        for _ in det.run([*silent.urls, clip], parallel=True, on_error="skip"):
             results += 1
             if not first:
                 first.append(time.monotonic() - t0)
