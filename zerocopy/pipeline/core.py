@@ -53,6 +53,7 @@ class Pipeline:
         self.asked = config  # as resolved before compiling; `config` adds what compiling tells
         self.config = config
         self.stop_event = stop_event or threading.Event()
+        self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
         self._streams: set[FrameStream] = set()  # open now: stop() interrupts their reading
         self.stages = StageTimes()
         self.detections = 0
@@ -77,6 +78,7 @@ class Pipeline:
     def stop(self) -> None:
         """Stop reading; the frames in flight still come out. Safe from any thread or a signal handler."""
         self.stop_event.set()
+        self.abandon.set()
         for stream in list(self._streams):  # a live source waiting for data or for a reconnection
             stream.interrupt()
 
@@ -95,8 +97,10 @@ class Pipeline:
         # prepared and not yet bound at once: a batch being filled, the first frame primed, the one being
         # prepared; with inputs at once, also what each feeder prepares ahead (and holds while it waits)
         unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self.inputs > 1 else 0)
+        if self.stop_event.is_set():
+            self.abandon.set()
         stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images, unbound,
-                                                     self.stop_event))
+                                                     self.abandon))
         self._streams.add(stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
@@ -174,6 +178,7 @@ class Pipeline:
 
         self.clock = RunClock()
         self.outcomes = []
+        self.abandon.clear()
         run = parallel_events if self.inputs > 1 and len(sources) > 1 else sequential_events
         try:
             yield from run(self, [str(s) for s in sources], max_frames)

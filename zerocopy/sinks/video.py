@@ -101,18 +101,18 @@ class VideoSink:
 
     H.264 in 4:2:0 needs an even width and height: an odd-sized input loses its last column or row
     (cropped, never scaled, so the boxes stay where they were drawn). `outputs` lists (input, file)
-    in the order the inputs began. Several inputs may be open at once (`--parallel`).
+    in the order the inputs began; the N-th input's file is `out-N.mp4` whatever the order they
+    begin in (inputs opened at once begin as they answer) and whether the ones before it began.
+    Several inputs may be open at once (`--parallel`).
     """
 
     def __init__(self, target: str, names: Sequence[str], inputs: int = 1):
         self.target, self.names, self.inputs = target, list(names), inputs
         self.outputs: list[tuple[str, str]] = []
         self._open: dict[int, _Output] = {}
-        self._count = 0
 
     def begin(self, source: str, rate: float, input: int = 0) -> None:
-        path = output_name(self.target, self._count, self.inputs)
-        self._count += 1
+        path = output_name(self.target, input, self.inputs)
         self.outputs.append((source, path))
         self._open[input] = _Output(source, path, rate)
 
