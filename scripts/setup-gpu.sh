@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # Set up the project's venv for the VA-API paths (zero-copy, copy) on Linux:
-#   1. the FFmpeg/libva development packages (apt-get as root; otherwise the command is printed),
+#   1. the FFmpeg/libva development packages (apt-get as root; otherwise the command is printed);
+#      only this step runs as root: under sudo, the rest runs as the user who ran sudo ($SUDO_USER),
+#      so the venv and the caches are theirs (as root with no SUDO_USER, e.g. a container, all of it
+#      runs as root),
 #   2. the system FFmpeg must be >= 8 and built with VA-API (checked with pkg-config and ldd),
 #   3. `make setup` (the venv, as usual, with PyPI's PyAV, which has no VA-API),
-#   4. PyAV rebuilt from source against the system FFmpeg, replacing PyPI's wheel (the built wheel
-#      is cached per PyAV, Python and FFmpeg version, so a rerun takes seconds),
+#   4. PyAV rebuilt from source against the system FFmpeg, replacing PyPI's wheel: the source is
+#      scripts/pyav-source.txt's sdist and the build tools scripts/pyav-build-tools.txt's, all checked
+#      by sha256 (pip --require-hashes; the tools in a throwaway venv, the build with
+#      --no-build-isolation). The built wheel is cached per PyAV, Python, FFmpeg version and pins, with
+#      its sha256 recorded beside it and checked before it is reinstalled (so a rerun takes seconds),
 #   5. the native bridge built against the same headers ("built and verified", or this fails),
 #   6. `zerocopy doctor`, and its verdict.
 #
 #   make setup-gpu                      # or: scripts/setup-gpu.sh
 #
-# Environment: VENV (default .venv), PYTHON (default python3), ZEROCOPY_AV_VERSION (default: the
-# PyAV version `make setup` installed; must be >= 17), ZEROCOPY_WHEEL_CACHE (default
+# Environment: VENV (default .venv), PYTHON (default python3), ZEROCOPY_AV_VERSION (default and only
+# accepted value: the version pinned in scripts/pyav-source.txt), ZEROCOPY_WHEEL_CACHE (default
 # ${XDG_CACHE_HOME:-~/.cache}/zerocopy/wheels).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +25,7 @@ VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 MAKE=${MAKE:-make}
 PY="$VENV/bin/python"
+AV_PINS=scripts/pyav-source.txt TOOL_PINS=scripts/pyav-build-tools.txt
 DEBS=(pkg-config build-essential python3-dev libavcodec-dev libavformat-dev libavdevice-dev libavfilter-dev
       libavutil-dev libswscale-dev libswresample-dev libva-dev)
 LIBS=(libavcodec libavformat libavdevice libavfilter libavutil libswscale libswresample)
@@ -27,6 +34,11 @@ MIN_FFMPEG=8 MIN_AVCODEC=62 MIN_AVUTIL=60  # FFmpeg 8.x ships libavcodec 62, lib
 first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return 0; }; done; return 0; }  # first existing of a glob
 die() { echo "setup-gpu: FAILED: $*" >&2; exit 1; }
 step() { echo "==> $*"; }
+tmp=""  # the PyAV build folder while it exists: removed on any exit, Ctrl-C and kill included
+cleanup() { if [ -n "$tmp" ]; then rm -rf "$tmp"; fi; }
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # FFmpeg release of a libavcodec major version: 5.x = 59, 6.x = 60, 7.x = 61, 8.x = 62, 9.x = 63.
 ffmpeg_of_avcodec() { if [ "$1" -ge 59 ]; then echo "$(($1 - 54)).x"; else echo "older than 5"; fi; }
@@ -88,6 +100,17 @@ else
   fi
 fi
 
+# --- as root under sudo: the packages are in; the rest as the user who ran sudo ------------------
+if [ "$(id -u)" = 0 ] && [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+  step "the rest runs as $SUDO_USER, not root (the venv, PyAV's build and the caches are theirs)"
+  keep=(VENV="$VENV" PYTHON="$PYTHON" MAKE="$MAKE")
+  for v in ZEROCOPY_AV_VERSION ZEROCOPY_WHEEL_CACHE PIP_INDEX_URL PIP_EXTRA_INDEX_URL http_proxy https_proxy \
+           no_proxy HTTP_PROXY HTTPS_PROXY NO_PROXY; do
+    if [ -n "${!v:-}" ]; then keep+=("$v=${!v}"); fi
+  done
+  exec sudo -u "$SUDO_USER" -H env "${keep[@]}" bash "$PWD/scripts/setup-gpu.sh"
+fi
+
 # --- 2. the system FFmpeg: >= 8, with VA-API -----------------------------------------------------
 for l in "${LIBS[@]}" libva; do
   pkg-config --exists "$l" || die "pkg-config finds no $l (its -dev package is missing)"
@@ -111,17 +134,22 @@ fi
 echo "system FFmpeg $ffmpeg_rel (libavcodec $avcodec, libavutil $avutil) with VA-API (libva, VA-API $libva)"
 
 # --- 3. the venv ---------------------------------------------------------------------------------
+if [ -e "$VENV" ] && [ ! -w "$VENV" ]; then
+  die "$VENV is not writable by $(id -un) (left by an earlier run as root?); run: sudo chown -R $(id -un): $VENV"
+fi
 if ! "$MAKE" --no-print-directory -q setup VENV="$VENV" PYTHON="$PYTHON" 2>/dev/null; then
   step "make setup (its 'native bridge: not built' line is expected: that is PyPI's PyAV, replaced below)"
   "$MAKE" --no-print-directory setup VENV="$VENV" PYTHON="$PYTHON"
 fi
 
 # --- 4. PyAV against the system FFmpeg -----------------------------------------------------------
-installed=$("$PY" -c 'import importlib.metadata as m; print(m.version("av"))' 2>/dev/null || true)
-AV_VERSION=${ZEROCOPY_AV_VERSION:-$installed}
-[ -n "$AV_VERSION" ] || die "no PyAV in $VENV after make setup"
+pinned=$(sed -nE 's/^av==([^ ]+) .*--hash=sha256:[0-9a-f]{64}.*/\1/p' "$AV_PINS")
+[ -n "$pinned" ] || die "$AV_PINS pins no av==VERSION --hash=sha256:..."
+AV_VERSION=${ZEROCOPY_AV_VERSION:-$pinned}
+[ "$AV_VERSION" = "$pinned" ] \
+  || die "PyAV $AV_VERSION is not the pinned source ($AV_PINS pins $pinned by sha256); change the pin there to build another"
 [ "${AV_VERSION%%.*}" -ge 17 ] 2>/dev/null \
-  || die "PyAV $AV_VERSION is older than 17 (no HWAccel is_hw_owned); set ZEROCOPY_AV_VERSION=18.1.0 (or newer)"
+  || die "the pinned PyAV $AV_VERSION is older than 17 (no HWAccel is_hw_owned); pin 18.1.0 or newer in $AV_PINS"
 
 sysversions=$(for l in "${LIBS[@]}"; do printf '%s=%s\n' "$l" "$(pkg-config --modversion "$l")"; done)
 pyav_ok() {  # the venv's PyAV is $AV_VERSION, links exactly the system FFmpeg, and offers VA-API
@@ -144,28 +172,42 @@ import platform, sys, sysconfig
 print(f"av-$AV_VERSION-{sys.implementation.cache_tag}-{sysconfig.get_platform()}")
 EOF
 )
-  key="$key-$(printf '%s\nlibva=%s\n' "$sysversions" "$libva" | sha256sum | cut -c1-12)"
+  key="$key-$(printf '%s\nlibva=%s\n' "$sysversions" "$libva" | cat - "$AV_PINS" "$TOOL_PINS" | sha256sum | cut -c1-12)"
   cache=${ZEROCOPY_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/zerocopy/wheels}/$key
   wheel=$(first "$cache"/av-*.whl)
+  # A cached wheel is reinstalled only if it still has the sha256 recorded when it was built.
+  if [ -n "$wheel" ] && ! (cd "$cache" && sha256sum --quiet --check "$(basename "$wheel").sha256" 2>/dev/null); then
+    echo "the cached $wheel does not match the sha256 recorded when it was built; building it again"
+    rm -f "$wheel" "$wheel.sha256"
+    wheel=""
+  fi
   if [ -z "$wheel" ]; then
     mkdir -p "$cache"
     tmp=$(mktemp -d "$cache/.build.XXXXXX")
     log="$cache/build.log"
     step "building PyAV $AV_VERSION from source against FFmpeg $ffmpeg_rel (about 2.5 minutes on 2 cores; log: $log)"
     start=$SECONDS
-    # PyAV's own build isolation brings Cython; --no-cache-dir: never reuse a wheel pip built for another FFmpeg.
-    if ! "$PY" -m pip wheel --no-binary av --no-deps --no-cache-dir --disable-pip-version-check \
-         -w "$tmp" "av==$AV_VERSION" >"$log" 2>&1; then
+    # The pinned build tools in a throwaway venv, then the pinned sdist built there with them alone
+    # (--no-build-isolation); --require-hashes: pip refuses any file whose sha256 is not pinned.
+    # --no-cache-dir: never reuse a wheel pip built for another FFmpeg.
+    if ! { "$PY" -m venv "$tmp/env" \
+           && "$tmp/env/bin/python" -m pip install --no-deps --only-binary :all: --require-hashes --no-cache-dir \
+                --disable-pip-version-check -r "$TOOL_PINS" \
+           && "$tmp/env/bin/python" -m pip wheel --no-build-isolation --no-binary av --no-deps --require-hashes \
+                --no-cache-dir --disable-pip-version-check -w "$tmp/out" -r "$AV_PINS"; } >"$log" 2>&1; then
       tail -n 25 "$log" >&2
-      rm -rf "$tmp"
       die "building PyAV $AV_VERSION against the system FFmpeg failed (log: $log)"
     fi
-    mv "$tmp"/av-*.whl "$cache"/
+    built=$(first "$tmp"/out/av-*.whl)
+    [ -n "$built" ] || die "building PyAV $AV_VERSION made no wheel (log: $log)"
+    (cd "$tmp/out" && sha256sum "$(basename "$built")" >"$(basename "$built").sha256")
+    mv "$built" "$built.sha256" "$cache"/
     rm -rf "$tmp"
+    tmp=""
     wheel=$(first "$cache"/av-*.whl)
-    echo "built $(basename "$wheel") in $((SECONDS - start)) s; cached in $cache"
+    echo "built $(basename "$wheel") in $((SECONDS - start)) s; cached in $cache with its sha256"
   else
-    echo "using the cached wheel $wheel"
+    echo "using the cached wheel $wheel (sha256 checked)"
   fi
   "$PY" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel" \
     || die "pip install $wheel failed"

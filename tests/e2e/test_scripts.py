@@ -2,6 +2,8 @@
 benchmark clips."""
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +52,76 @@ def test_resize_timing_script_prints_its_figures():
                            "--threads", "2"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "ms CPU/frame" in proc.stdout and "2 threads at once" in proc.stdout
+
+
+def _pins(path: Path) -> dict[str, tuple[str, list[str]]]:
+    """A hashed requirements file → {name: (version, [sha256, ...])}; every line must be `name==version`
+    with at least one sha256."""
+    text = re.sub(r"\\\n", " ", "\n".join(line.split("#")[0] for line in path.read_text().splitlines()))
+    pins = {}
+    for line in filter(None, map(str.strip, text.splitlines())):
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)==(\S+)((?:\s+--hash=sha256:[0-9a-f]{64})+)", line)
+        assert m, f"{path.name}: not a pinned, hashed requirement: {line!r}"
+        pins[m[1].lower()] = (m[2], re.findall(r"sha256:([0-9a-f]{64})", m[3]))
+    return pins
+
+
+def test_setup_gpu_pins_the_pyav_source_and_its_build_tools_by_sha256():
+    """Issue 16, item 4: the PyAV sdist and the tools that build it are pinned by sha256 and the
+    script makes pip check them; a cached wheel is checked; only apt runs as root; Ctrl-C cleans up."""
+    from packaging.specifiers import SpecifierSet
+
+    source = _pins(ROOT / "scripts" / "pyav-source.txt")
+    tools = _pins(ROOT / "scripts" / "pyav-build-tools.txt")
+    assert set(source) == {"av"}
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert source["av"][0] in SpecifierSet(re.search(r'"av([^"]+)"', pyproject)[1])
+    # PyAV 18.1.0's pyproject.toml: requires = ["setuptools>=77.0", "cython>=3.1.0,<4"]
+    assert set(tools) == {"setuptools", "cython"}
+    assert tools["setuptools"][0] in SpecifierSet(">=77.0") and tools["cython"][0] in SpecifierSet(">=3.1.0,<4")
+    script = (ROOT / "scripts" / "setup-gpu.sh").read_text()
+    assert "AV_PINS=scripts/pyav-source.txt TOOL_PINS=scripts/pyav-build-tools.txt" in script
+    install = re.search(r'pip install --no-deps[^\n]*\n[^\n]*-r "\$TOOL_PINS"', script)
+    build = re.search(r'pip wheel --no-build-isolation[^\n]*\n[^\n]*-r "\$AV_PINS"', script)
+    assert install and "--require-hashes" in install[0] and "--only-binary :all:" in install[0]
+    assert build and "--require-hashes" in build[0]
+    assert '"av==$AV_VERSION"' not in script  # no build by version alone
+    assert 'sha256sum --quiet --check "$(basename "$wheel").sha256"' in script
+    assert 'exec sudo -u "$SUDO_USER"' in script and "trap cleanup EXIT" in script
+    subprocess.run(["bash", "-n", str(ROOT / "scripts" / "setup-gpu.sh")], check=True)
+    if shutil.which("shellcheck"):
+        proc = subprocess.run(["shellcheck", str(ROOT / "scripts" / "setup-gpu.sh")], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout
+
+
+def test_setup_gpu_pins_match_the_files_the_package_index_serves(tmp_path):
+    """The script's two pip steps against the real index: the pinned tools install with
+    --require-hashes, the pinned sdist passes pip's hash check (its build then needs FFmpeg >= 8's
+    headers, which this machine may lack), and a sdist hash one digit off is refused."""
+    env_dir = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, timeout=300)
+    py = str(env_dir / "bin" / "python")
+    pip = [py, "-m", "pip", "--disable-pip-version-check"]
+    proc = subprocess.run(pip + ["install", "--no-deps", "--only-binary", ":all:", "--require-hashes", "--no-cache-dir",
+                                 "-r", str(ROOT / "scripts" / "pyav-build-tools.txt")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    tools = _pins(ROOT / "scripts" / "pyav-build-tools.txt")
+    got = subprocess.run([py, "-c", "import Cython, setuptools; print(Cython.__version__, setuptools.__version__)"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert got == [tools["cython"][0], tools["setuptools"][0]]
+
+    def fetch_source(pins: Path) -> subprocess.CompletedProcess:
+        return subprocess.run(pip + ["wheel", "--no-build-isolation", "--no-binary", "av", "--no-deps",
+                                     "--require-hashes", "--no-cache-dir", "-w", str(tmp_path / "out"),
+                                     "-r", str(pins)], capture_output=True, text=True, timeout=600)
+
+    good = fetch_source(ROOT / "scripts" / "pyav-source.txt")
+    assert "DO NOT MATCH THE HASHES" not in good.stderr
+    assert good.returncode == 0 or "Preparing metadata" in good.stdout, good.stderr
+    text = (ROOT / "scripts" / "pyav-source.txt").read_text()
+    digest = re.search(r"sha256:([0-9a-f]{64})", text)[1]
+    off = digest[:-1] + ("0" if digest[-1] != "0" else "1")
+    (tmp_path / "tampered.txt").write_text(text.replace(digest, off))
+    bad = fetch_source(tmp_path / "tampered.txt")
+    assert bad.returncode != 0 and "DO NOT MATCH THE HASHES" in bad.stderr

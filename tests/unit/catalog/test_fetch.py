@@ -1,10 +1,14 @@
 """zerocopy.catalog.fetch with the model already in the user cache: verified, pinned, reshaped."""
 
+import re
+import shutil
+from pathlib import Path
+
 import pytest
 
-from zerocopy.catalog import CATALOG
+from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.catalog import fetch as fetch_mod
-from zerocopy.catalog.fetch import pull, sha256_of
+from zerocopy.catalog.fetch import cached_path, derived_damage, manifest_path, pull, sha256_of
 from zerocopy.errors import ModelError
 
 
@@ -33,7 +37,6 @@ def test_the_default_model_runs_reshaped_to_its_catalogue_size():
     decoder makes for that size match the model's outputs."""
     import openvino as ov
 
-    from zerocopy.catalog import DEFAULT_MODEL
     from zerocopy.infer.model import WrappedModel, resolve_spec
 
     entry = CATALOG[DEFAULT_MODEL]
@@ -46,3 +49,76 @@ def test_the_default_model_runs_reshaped_to_its_catalogue_size():
     wrapped = WrappedModel(core, resolve_spec(DEFAULT_MODEL, core=core))
     assert (wrapped.width, wrapped.height) == (448, 256)
     assert len(wrapped.postprocessor.anchors) == max(s[1] for s in wrapped.output_shapes.values()) == 1568
+
+
+@pytest.fixture
+def wide_cache(tmp_path, monkeypatch):
+    """A cache holding a copy of the default model's folder (pulled once into the user cache), made
+    current here with no download: (the reshaped model's path, its xml and bin as made)."""
+    shutil.copytree(pull(DEFAULT_MODEL).parent, tmp_path / "models" / DEFAULT_MODEL)
+    monkeypatch.setenv("ZEROCOPY_CACHE", str(tmp_path))
+
+    def no_download(*a, **k):
+        raise AssertionError("downloaded although the verified model is cached")
+    monkeypatch.setattr(fetch_mod.subprocess, "run", no_download)
+    path = pull(DEFAULT_MODEL)
+    assert cached_path(CATALOG[DEFAULT_MODEL]) == path
+    return path, path.read_bytes(), path.with_suffix(".bin").read_bytes()
+
+
+def _listed_as_cached(capsys, name: str) -> str:
+    from zerocopy.cli import main
+
+    capsys.readouterr()
+    assert main(["models", "list"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(f"{name} "))
+    return row.split()[3]
+
+
+def _flip(path: Path, start: int, count: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[start:start + count] = bytes(b ^ 0x5A for b in data[start:start + count])
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["bin", "xml", "record"])
+def test_a_damaged_reshaped_copy_is_made_again_from_the_verified_source(wide_cache, damage, capsys):
+    """Issue 16, item 2: 40 KB of flipped weights, one changed byte of the graph, or the recorded
+    digests gone: never used, `models list` says not cached, the next pull makes it again from the
+    pinned .tflite (no download) and the result matches its recorded sha256."""
+    path, xml, weights = wide_cache
+    entry = CATALOG[DEFAULT_MODEL]
+    if damage == "bin":
+        _flip(path.with_suffix(".bin"), 100_000, 40_000)
+    elif damage == "xml":
+        _flip(path, len(xml) // 2, 1)
+    else:
+        manifest_path(entry).unlink()
+    damaged = {"bin": path.with_suffix(".bin"), "xml": path, "record": manifest_path(entry)}[damage]
+    damaged_bytes = damaged.read_bytes() if damaged.exists() else None
+    assert cached_path(entry) is None
+    assert _listed_as_cached(capsys, DEFAULT_MODEL) == "no"
+    heard = []
+    assert pull(DEFAULT_MODEL, log=heard.append) == path
+    assert any("reshaped" in m for m in heard)
+    if damage != "record":
+        assert any(f"{damaged} does not match the sha256 recorded" in m for m in heard)
+    assert derived_damage(entry) is None and cached_path(entry) == path
+    # the weights come out byte for byte the same; the graph's generated layer names differ per run
+    assert path.with_suffix(".bin").read_bytes() == weights
+    if damage != "record":
+        assert damaged.read_bytes() != damaged_bytes
+    assert _listed_as_cached(capsys, DEFAULT_MODEL) == "yes"
+
+
+def test_a_damaged_reshaped_copy_that_cannot_be_made_again_is_refused_naming_it(wide_cache):
+    """When the damaged weights cannot be replaced (here a folder stands in their place), the pull is
+    a one-line ModelError naming the file, and no model is returned."""
+    path, _, _ = wide_cache
+    weights = path.with_suffix(".bin")
+    weights.unlink()
+    (weights / "in-the-way").mkdir(parents=True)
+    with pytest.raises(ModelError, match=re.escape(str(weights))) as caught:
+        pull(DEFAULT_MODEL)
+    assert "\n" not in str(caught.value)
+    assert cached_path(CATALOG[DEFAULT_MODEL]) is None
