@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from zerocopy.decode.live import LiveReport
+
+MESSAGE_KINDS = 50  # kinds of decoder message counted apart; the rest count together
+LAST_MESSAGES = 5  # decoder messages kept whole, the newest
 
 
 @dataclass
 class DamageReport:
     """Decoder errors, packets that failed, where reading stopped early, and, for a live source
-    (`live_report` is set), its drops, reconnections and time without frames."""
+    (`live_report` is set), its drops, reconnections and time without frames.
+
+    Decoder messages are kept in bounded memory however long the input runs: a count per kind (at
+    most `MESSAGE_KINDS`, then `OTHER_MESSAGES`) and the last `LAST_MESSAGES` whole."""
+
+    OTHER_MESSAGES = "other messages"
 
     packets_failed: int = 0
     corrupt_frames: int = 0
     decoder_messages: Counter = field(default_factory=Counter)
     stopped_early: str | None = None
     live_report: LiveReport | None = None
+    last_messages: deque = field(default_factory=lambda: deque(maxlen=LAST_MESSAGES))
 
     @property
     def damaged(self) -> bool:
@@ -28,7 +37,11 @@ class DamageReport:
     def add_log(self, name: str, message: str) -> None:
         # "error while decoding MB 33 13" → "error while decoding MB": count kinds, not positions
         words = [w for w in message.strip().split() if not w.lstrip("-").isdigit()]
-        self.decoder_messages[f"{name}: {' '.join(words)}"] += 1
+        kind = f"{name}: {' '.join(words)}"
+        if kind not in self.decoder_messages and len(self.decoder_messages) >= MESSAGE_KINDS:
+            kind = self.OTHER_MESSAGES
+        self.decoder_messages[kind] += 1
+        self.last_messages.append(f"{name}: {message.strip()}")
 
     def summary(self) -> str:
         parts = []
@@ -53,6 +66,7 @@ class DamageReport:
             "corrupt_frames": self.corrupt_frames,
             "decoder_errors": sum(self.decoder_messages.values()),
             "decoder_messages": dict(self.decoder_messages.most_common(10)),
+            "last_decoder_messages": list(self.last_messages),
             "stopped_early": self.stopped_early,
             "live": self.live_report.to_dict() if self.live_report is not None else None,
         }

@@ -22,6 +22,7 @@ from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 CLOSE_GRACE_S = 0.5  # how long close() waits for a live source's read in progress before leaving it
+LOG_EVERY = 50  # packets between moving FFmpeg's captured messages into the damage report
 
 
 class NothingDecodes(Exception):
@@ -85,6 +86,7 @@ class PyAVDecoder:
         self.realtime = realtime and not self.paces_itself
         self._decoded_any, self._failed_in_a_row, self._seen, self._keyframe_seen = False, 0, 0, False
         self._before_key = 0  # packets read before the first keyframe
+        self._packets = 0
         self._last_frame_at: float | None = None  # perf_counter of the last frame delivered
         self._gap_from: float | None = None  # since when no frame has come (after a drop)
         self._last_pts: float | None = None
@@ -221,6 +223,9 @@ class PyAVDecoder:
             self._keyframe_seen = (self._keyframe_seen or (packet is not None and packet.is_keyframe)
                                    or (limit and self._before_key > 10 * limit))
             self._seen += self._keyframe_seen
+            self._packets += 1
+            if self._packets % LOG_EVERY == 0:
+                self._log.drain()
             try:
                 decoded = codec.decode(packet)
                 self._failed_in_a_row = 0
