@@ -26,13 +26,17 @@ class DamageReport:
     decoder_messages: Counter = field(default_factory=Counter)
     stopped_early: str | None = None
     live_report: LiveReport | None = None
+    discontinuities: int = 0  # timestamp jumps a realtime-paced input started its clock again at (`Pacer`)
     last_messages: deque = field(default_factory=lambda: deque(maxlen=LAST_MESSAGES))
 
     @property
     def damaged(self) -> bool:
         dropped = self.live_report is not None and bool(self.live_report.drops)
         return bool(self.packets_failed or self.corrupt_frames or self.decoder_messages or self.stopped_early
-                    or dropped)
+                    or dropped or self.discontinuities)
+
+    def count_discontinuity(self) -> None:
+        self.discontinuities += 1
 
     def add_log(self, name: str, message: str) -> None:
         # "error while decoding MB 33 13" → "error while decoding MB": count kinds, not positions
@@ -55,6 +59,9 @@ class DamageReport:
             total = sum(self.decoder_messages.values())
             top = ", ".join(f"'{m}'" for m, _ in self.decoder_messages.most_common(2))
             parts.append(f"{total} decoder errors (e.g. {top})")
+        if self.discontinuities:
+            s = "y" if self.discontinuities == 1 else "ies"
+            parts.append(f"{self.discontinuities} timestamp discontinuit{s}")
         if self.stopped_early:
             parts.append(f"stopped early: {self.stopped_early}")
         return "; ".join(parts) or "none"
@@ -68,5 +75,6 @@ class DamageReport:
             "decoder_messages": dict(self.decoder_messages.most_common(10)),
             "last_decoder_messages": list(self.last_messages),
             "stopped_early": self.stopped_early,
+            "discontinuities": self.discontinuities,
             "live": self.live_report.to_dict() if self.live_report is not None else None,
         }

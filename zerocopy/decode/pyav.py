@@ -168,7 +168,8 @@ class PyAVDecoder:
         """Runs on the thread that decodes (the read-ahead thread, or the consumer's)."""
         self._log.start(local=self._single_threaded)
         try:
-            pace = Pacer(self.rate, self._stopping.wait) if self.realtime else None
+            pace = (Pacer(self.rate, self._stopping.wait, on_discontinuity=self.damage.count_discontinuity)
+                    if self.realtime else None)
             while True:
                 why = yield from self._read(pace)
                 if why is None or self._stopping.is_set():
