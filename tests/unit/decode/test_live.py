@@ -32,8 +32,9 @@ def test_back_off_doubles_up_to_its_cap():
     assert list(islice(LivePolicy().delays(), 7)) == [0.5, 1, 2, 4, 8, 8, 8]
 
 
-def test_pacer_holds_each_frame_until_its_time():
-    now = [100.0]
+def _fake_time(start: float):
+    """A clock (`now[0]`) that a pacer's `wait` moves on, and the waits it asked for."""
+    now = [start]
     waits: list[float] = []
 
     def wait(seconds: float) -> bool:
@@ -41,6 +42,11 @@ def test_pacer_holds_each_frame_until_its_time():
         now[0] += seconds
         return False
 
+    return now, waits, wait
+
+
+def test_pacer_holds_each_frame_until_its_time():
+    now, waits, wait = _fake_time(100.0)
     pace = Pacer(25.0, wait, clock=lambda: now[0])
     assert pace(1.4) and waits == []  # the first frame starts the clock
     assert pace(1.44) and waits == [0.04]
@@ -56,14 +62,7 @@ def test_pacer_holds_each_frame_until_its_time():
 
 def test_pacer_starts_again_at_a_timestamp_jump_either_way_and_counts_it():
     """An MPEG-TS whose clock jumps an hour ahead must not be held an hour; jitter is no jump."""
-    now = [0.0]
-    waits: list[float] = []
-
-    def wait(seconds: float) -> bool:
-        waits.append(round(seconds, 6))
-        now[0] += seconds
-        return False
-
+    now, waits, wait = _fake_time(0.0)
     jumps: list[float] = []
     pace = Pacer(25.0, wait, clock=lambda: now[0], on_discontinuity=lambda: jumps.append(now[0]))
     for i in range(30):
