@@ -15,7 +15,7 @@ from zerocopy.config import RunConfig
 from zerocopy.infer.model import WrappedModel
 from zerocopy.pipeline import RunResult
 from zerocopy.refusals import PathChoice, summary
-from zerocopy.stats import cpu_name, peak_rss_mb, summarise
+from zerocopy.stats import cpu_name, peak_rss_mb
 
 
 def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, config: RunConfig) -> dict:
@@ -48,7 +48,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
         "stages": result.stages.summary(),
-        "latency": summarise(result.latency_ms) if result.latency_ms else None,  # live/paced inputs only
+        "latency": result.latency.summary() if result.latency.count else None,  # live/paced inputs only
         "sinks": {  # the time the caller spent between frames: writing the outputs, for the CLI
             "seconds": round(result.sink_s, 3),
             "share": round(result.sink_s / wall, 3) if wall > 0 else 0.0,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import os
 import platform
 import resource
 import time
+from array import array
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,12 +15,75 @@ import numpy as np
 STAGES = ("decode", "preprocess", "inference", "postprocess")
 
 
-def summarise(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {"mean_ms": 0.0, "p50_ms": 0.0, "p95_ms": 0.0}
-    a = np.asarray(values, np.float64)
-    return {"mean_ms": round(float(a.mean()), 3), "p50_ms": round(float(np.percentile(a, 50)), 3),
-            "p95_ms": round(float(np.percentile(a, 95)), 3)}
+_LOW_MS, _HIGH_MS, _WIDTH = 0.01, 60_000.0, 1.02  # `Distribution`'s bins (module constants: `add` is hot)
+_PER_LOW, _PER_LOG = 1.0 / _LOW_MS, 1.0 / math.log(_WIDTH)
+_OVER = math.ceil(math.log(_HIGH_MS / _LOW_MS) * _PER_LOG) + 1  # the bin of times over _HIGH_MS
+
+
+class Distribution:
+    """Times in ms, in bounded memory whatever their number: a count per log-spaced bin (`BINS` of
+    them, 2 % wide, from 0.01 ms to 60 s; about 6 KB) plus the exact count, sum, minimum and maximum.
+
+    `mean` is exact. A percentile (numpy's default, linear between the two nearest ranks) is within
+    1 % (relative) of numpy's on the same values: each rank is estimated by its bin's geometric
+    middle (at most √1.02 − 1 < 1 % from any value in the bin), clamped to [min, max]. Times under
+    0.01 ms are within 0.005 ms; times over 60 s count as the longest seen. The smallest and the
+    largest are exact.
+    """
+
+    LOW_MS, HIGH_MS, WIDTH = _LOW_MS, _HIGH_MS, _WIDTH
+    BINS = _OVER - 1  # 788
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every time added so far (e.g. a benchmark's warm-up)."""
+        self._counts = array("q", bytes(8 * (self.BINS + 2)))  # [0]: under LOW_MS, [BINS + 1]: over HIGH_MS
+        self.count, self.total = 0, 0.0
+        self.min, self.max = math.inf, -math.inf
+
+    def add(self, ms: float) -> None:
+        self.count += 1
+        self.total += ms
+        if ms < self.min:
+            self.min = ms
+        if ms > self.max:
+            self.max = ms
+        if ms < self.LOW_MS:
+            self._counts[0] += 1
+        else:
+            self._counts[min(int(math.log(ms * _PER_LOW) * _PER_LOG) + 1, _OVER)] += 1
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.count if self.count else 0.0
+
+    def _rank(self, cumulative: np.ndarray, rank: int) -> float:
+        """The value of the `rank`-th smallest time (0-based), estimated from its bin."""
+        if rank <= 0 or rank >= self.count - 1:
+            return self.min if rank <= 0 else self.max
+        b = int(np.searchsorted(cumulative, rank, side="right"))
+        if b == 0:
+            guess = (self.min + self.LOW_MS) / 2
+        elif b > self.BINS:
+            guess = self.max
+        else:
+            guess = self.LOW_MS * self.WIDTH ** (b - 0.5)
+        return min(max(guess, self.min), self.max)
+
+    def percentile(self, q: float) -> float:
+        if not self.count:
+            return 0.0
+        cumulative = np.cumsum(np.frombuffer(self._counts, np.int64))
+        k = q / 100.0 * (self.count - 1)
+        lo, frac = int(k), k - int(k)
+        low = self._rank(cumulative, lo)
+        return low if not frac else low + frac * (self._rank(cumulative, lo + 1) - low)
+
+    def summary(self) -> dict[str, float]:
+        return {"mean_ms": round(self.mean, 3), "p50_ms": round(self.percentile(50), 3),
+                "p95_ms": round(self.percentile(95), 3)}
 
 
 def cpu_name() -> str:
@@ -123,11 +188,18 @@ class RunClock:
 
 @dataclass
 class StageTimes:
-    samples: dict[str, list[float]] = field(default_factory=lambda: {s: [] for s in STAGES})
+    """Each stage's time per frame (`Distribution`: bounded memory, however long the run)."""
+
+    stages: dict[str, Distribution] = field(default_factory=lambda: {s: Distribution() for s in STAGES})
 
     def add(self, decode: float, preprocess: float, inference: float, postprocess: float) -> None:
         for name, v in zip(STAGES, (decode, preprocess, inference, postprocess), strict=True):
-            self.samples[name].append(v)
+            self.stages[name].add(v)
+
+    def reset(self) -> None:
+        """Forget the frames so far: what follows is measured alone (a benchmark's warm-up is over)."""
+        for d in self.stages.values():
+            d.reset()
 
     def summary(self) -> dict[str, dict[str, float]]:
-        return {name: summarise(v) for name, v in self.samples.items()}
+        return {name: d.summary() for name, d in self.stages.items()}

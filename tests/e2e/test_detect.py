@@ -1,5 +1,8 @@
 """`zerocopy detect` on the software path over real clips with known face positions."""
 
+import json
+import subprocess
+import sys
 import time
 
 import av
@@ -172,3 +175,40 @@ def test_stopping_mid_stream_frees_the_decoder_cleanly(threads, clips, tmp_path,
         out = tmp_path / f"d{i}.jsonl"
         assert detect(path, out, "--max-frames", str(3 + i), "--decode-threads", threads) == 0
         assert len(read_jsonl(out)) == 3 + i
+
+
+def _write_ts_with_a_jump(path, jump_s: float, fps: int = 25, frames: int = 60) -> None:
+    """An MPEG-TS whose timestamps jump `jump_s` ahead halfway (as a camera's or a splice's can)."""
+    from fractions import Fraction
+
+    with av.open(str(path), "w", format="mpegts") as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = 320, 180, "yuv420p"
+        stream.codec_context.time_base = Fraction(1, fps)
+        for i in range(frames):
+            img = np.full((180, 320, 3), 40 + 3 * i, np.uint8)
+            frame = av.VideoFrame.from_ndarray(img, format="rgb24")
+            frame.pts = i + (round(jump_s * fps) if i >= frames // 2 else 0)
+            frame.time_base = Fraction(1, fps)
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+
+
+def test_realtime_goes_on_through_a_forward_timestamp_jump(tmp_path, face_model_path):
+    """pts ~1.2 s → ~3601.2 s: the pacer starts its clock again (as players do) instead of waiting an
+    hour, and the report counts the discontinuity."""
+    clip, report = tmp_path / "jump.ts", tmp_path / "r.json"
+    _write_ts_with_a_jump(clip, 3600.0)
+    with av.open(str(clip)) as c:
+        pts = [float(f.time) for f in c.decode(video=0)]
+    assert len(pts) == 60 and pts[30] - pts[29] == pytest.approx(3600.04, abs=0.01)  # e.g. 1.24 s → 3601.28 s
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "zerocopy", "detect", str(clip), "--model", "face",
+                           "--realtime", "--report", str(report), "--quiet"],
+                          capture_output=True, text=True, timeout=600)
+    # 60 frames at 25 fps take ~2.4 s; before, the run waited an hour after frame 30
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - t0 < 300
+    r = json.loads(report.read_text())
+    assert r["frames"] == 60
+    assert r["inputs"][0]["damage"]["discontinuities"] == 1

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 
 from zerocopy.sinks import NullSink
-from zerocopy.stats import STAGES, cpu_by_thread_kind, peak_rss_mb, summarise, thread_cpu_seconds
+from zerocopy.stats import STAGES, cpu_by_thread_kind, peak_rss_mb, thread_cpu_seconds
 
 
 def _cpu() -> float:
@@ -25,12 +26,13 @@ class MeterSink(NullSink):
     time of each thread at the start, every `THREADS_EVERY` frames and at the `frames`-th measured
     frame. A thread's CPU time can only be read while it lives (the decoder's end with the input),
     so the split by thread comes from the last sample in which every thread of the first one
-    still lived (none such: no split)."""
+    still lived (none such: no split). `on_warm` (if set) is called at the last warm-up frame, e.g.
+    to start the run's stage times afresh."""
 
     THREADS_EVERY = 50
 
-    def __init__(self, warmup: int, frames: int = 0):
-        self.warmup, self.frames, self.count = warmup, frames, 0
+    def __init__(self, warmup: int, frames: int = 0, on_warm: Callable[[], None] | None = None):
+        self.warmup, self.frames, self.count, self.on_warm = warmup, frames, 0, on_warm
         self.t0 = self.c0 = self.t1 = self.c1 = 0.0
         self.threads0: dict = {}
         self.threads1: dict = {}
@@ -42,6 +44,8 @@ class MeterSink(NullSink):
         if self.count == self.warmup:
             self.t0, self.c0 = now, cpu
             self.threads0 = thread_cpu_seconds()
+            if self.on_warm is not None:
+                self.on_warm()
         elif self.count > self.warmup and ((self.count - self.warmup) % self.THREADS_EVERY == 0
                                            or self.count - self.warmup == self.frames):
             sample = thread_cpu_seconds()
@@ -82,8 +86,9 @@ def run_path(args: dict) -> dict:
     from zerocopy.sinks.drive import feed
     from zerocopy.sinks.jsonl import JsonlSink
 
-    meter = MeterSink(args["warmup"], args["frames"])
     with Detector(config=_config(args).replace(path=args["path"])) as det:
+        # the stage times from the warm-up on: the result's are the run's own, reset as each frame is out
+        meter = MeterSink(args["warmup"], args["frames"], on_warm=lambda: det.result().stages.reset())
         sinks = [meter, JsonlSink(args["jsonl"], det.spec.labels)]
         try:
             feed(det.events([args["input"]], max_frames=args["warmup"] + args["frames"]), sinks)
@@ -98,7 +103,7 @@ def run_path(args: dict) -> dict:
         figures = meter.figures()
     except NothingMeasured as e:
         return {"error": errors[0] if errors else str(e)}
-    stages = {name: summarise(samples[meter.warmup:]) for name, samples in result.stages.samples.items()}
+    stages = result.stages.summary()
     return {
         **figures,
         "peak_rss_mb": peak_rss_mb(),
@@ -174,8 +179,6 @@ def run_streams(args: dict) -> dict:
     """`streams` copies of the input at once (`--parallel`), each paced at its native rate as a camera
     would deliver it: did the machine keep up? Every frame must come out, each stream at ≥ 90 % of its
     rate, and the p95 latency from a frame's arrival to its result stay within `max_latency_ms`."""
-    import numpy as np
-
     from zerocopy.api import Detector
     from zerocopy.errors import PathUnavailable
 
@@ -186,9 +189,8 @@ def run_streams(args: dict) -> dict:
         except PathUnavailable as e:
             return {"unavailable": "; ".join(f"{'; '.join(r)}" for r in e.reasons.values())}
         result = det.result()
-    latency = np.asarray(result.latency_ms or [0.0])
     wall, cpu = result.clock.wall, result.clock.cpu
-    p95 = float(np.percentile(latency, 95))
+    p95 = result.latency.percentile(95)
     complete = done == n * frames and not any(o.error for o in result.inputs)
     fps = min((o.fps for o in result.inputs), default=0.0)  # the slowest stream, over its own span
     # kept up: every frame, the latency bounded, and each stream as fast as it arrives (a short trial
@@ -196,7 +198,7 @@ def run_streams(args: dict) -> dict:
     ok = complete and p95 <= args["max_latency_ms"] and fps >= 0.9 * args["rate"]
     return {"streams": n, "frames": done, "complete": complete, "ok": ok, "fps_per_stream": round(fps, 2),
             "cpu_percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,
-            "p50_latency_ms": round(float(np.percentile(latency, 50)), 1), "p95_latency_ms": round(p95, 1)}
+            "p50_latency_ms": round(result.latency.percentile(50), 1), "p95_latency_ms": round(p95, 1)}
 
 
 KINDS = {"path": run_path, "decode": run_decode_only, "inference": run_inference_only, "streams": run_streams}

@@ -2,34 +2,52 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from zerocopy.decode.live import LiveReport
 from zerocopy.sources import redact_text
 
+MESSAGE_KINDS = 50  # kinds of decoder message counted apart; the rest count together
+LAST_MESSAGES = 5  # decoder messages kept whole, the newest
+
 
 @dataclass
 class DamageReport:
     """Decoder errors, packets that failed, where reading stopped early, and, for a live source
-    (`live_report` is set), its drops, reconnections and time without frames."""
+    (`live_report` is set), its drops, reconnections and time without frames.
+
+    Decoder messages are kept in bounded memory however long the input runs: a count per kind (at
+    most `MESSAGE_KINDS`, then `OTHER_MESSAGES`) and the last `LAST_MESSAGES` whole."""
+
+    OTHER_MESSAGES = "other messages"
 
     packets_failed: int = 0
     corrupt_frames: int = 0
     decoder_messages: Counter = field(default_factory=Counter)
     stopped_early: str | None = None
     live_report: LiveReport | None = None
+    discontinuities: int = 0  # timestamp jumps a realtime-paced input started its clock again at (`Pacer`)
+    last_messages: deque = field(default_factory=lambda: deque(maxlen=LAST_MESSAGES))
 
     @property
     def damaged(self) -> bool:
         dropped = self.live_report is not None and bool(self.live_report.drops)
         return bool(self.packets_failed or self.corrupt_frames or self.decoder_messages or self.stopped_early
-                    or dropped)
+                    or dropped or self.discontinuities)
+
+    def count_discontinuity(self) -> None:
+        self.discontinuities += 1
 
     def add_log(self, name: str, message: str) -> None:
         # "error while decoding MB 33 13" → "error while decoding MB": count kinds, not positions
-        words = [w for w in redact_text(message).strip().split() if not w.lstrip("-").isdigit()]
-        self.decoder_messages[f"{name}: {' '.join(words)}"] += 1
+        message = redact_text(message)  # FFmpeg may quote the URL it failed on
+        words = [w for w in message.strip().split() if not w.lstrip("-").isdigit()]
+        kind = f"{name}: {' '.join(words)}"
+        if kind not in self.decoder_messages and len(self.decoder_messages) >= MESSAGE_KINDS:
+            kind = self.OTHER_MESSAGES
+        self.decoder_messages[kind] += 1
+        self.last_messages.append(f"{name}: {message.strip()}")
 
     def summary(self) -> str:
         parts = []
@@ -43,6 +61,9 @@ class DamageReport:
             total = sum(self.decoder_messages.values())
             top = ", ".join(f"'{m}'" for m, _ in self.decoder_messages.most_common(2))
             parts.append(f"{total} decoder errors (e.g. {top})")
+        if self.discontinuities:
+            s = "y" if self.discontinuities == 1 else "ies"
+            parts.append(f"{self.discontinuities} timestamp discontinuit{s}")
         if self.stopped_early:
             parts.append(f"stopped early: {redact_text(self.stopped_early)}")
         return "; ".join(parts) or "none"
@@ -54,6 +75,8 @@ class DamageReport:
             "corrupt_frames": self.corrupt_frames,
             "decoder_errors": sum(self.decoder_messages.values()),
             "decoder_messages": dict(self.decoder_messages.most_common(10)),
+            "last_decoder_messages": list(self.last_messages),
             "stopped_early": redact_text(self.stopped_early) if self.stopped_early else None,
+            "discontinuities": self.discontinuities,
             "live": self.live_report.to_dict() if self.live_report is not None else None,
         }

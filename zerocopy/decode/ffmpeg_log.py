@@ -4,7 +4,8 @@ FFmpeg logs its reasons (a corrupt slice, "No VA display found", a refused conne
 process-wide callback, and PyAV keeps a single process-wide stack of captures: the newest gets every
 message, and leaving one pops the newest, whoever's it is. Several inputs decoding at once (`--parallel`,
 a live input reconnecting while others decode) would then lose or swap each other's messages. The
-captures here keep each message with the input it is about, in that input's `DamageReport`.
+captures here keep each message with the input it is about, in that input's `DamageReport` (counts
+by kind and the last few: a stream that logs for months keeps no more than a short one).
 """
 
 from __future__ import annotations
@@ -69,20 +70,35 @@ class _SharedLog:
                 cls.windows[id(user)] = cls.base + len(cls.logs)
 
     @classmethod
-    def leave(cls, user: object) -> list:
-        """The shared messages logged since `user` listened (none if it did not listen to them)."""
+    def take(cls, user: object) -> list:
+        """The shared messages logged since `user` listened or last took them (none if it does not
+        listen to them); what no listener can take any more is dropped."""
         with cls.lock:
-            first = cls.windows.pop(id(user), None)
-            taken = [] if first is None else list(cls.logs[first - cls.base :])
-            oldest = min(cls.windows.values(), default=cls.base + len(cls.logs))
-            del cls.logs[: oldest - cls.base]  # what no listener can take any more
-            cls.base = oldest
+            return cls._take(user, leaving=False)
+
+    @classmethod
+    def leave(cls, user: object) -> list:
+        """The shared messages logged since `user` listened or last took them."""
+        with cls.lock:
+            taken = cls._take(user, leaving=True)
             cls.listeners -= 1
             if cls.listeners == 0:
                 av.logging.set_level(cls.level_before)  # None: PyAV's no-op C callback, safe with any thread
                 cls.capture.__exit__(None, None, None)
                 cls.capture, cls.logs, cls.base = None, [], 0
             return taken
+
+    @classmethod
+    def _take(cls, user: object, leaving: bool) -> list:
+        end = cls.base + len(cls.logs)  # FFmpeg's threads may append meanwhile: up to here only
+        first = cls.windows.pop(id(user), None)
+        taken = [] if first is None else cls.logs[first - cls.base : end - cls.base]
+        if first is not None and not leaving:
+            cls.windows[id(user)] = end
+        oldest = min(cls.windows.values(), default=end)
+        del cls.logs[: oldest - cls.base]  # what no listener can take any more
+        cls.base = oldest
+        return taken
 
 
 class FFmpegLogCapture:
@@ -125,6 +141,20 @@ class FFmpegLogCapture:
     def local(self) -> bool:
         return self._own is not None
 
+    def drain(self) -> None:
+        """Move the messages logged so far into the report. PyAV's captures keep every message until
+        they end, so the thread that reads calls this every few packets: a capture open for months
+        then holds no more than a few packets' messages."""
+        with self._switch:
+            if not self._on:
+                return
+            logs = self._own.logs if self._own is not None else []
+            n = len(logs)  # FFmpeg's threads may append meanwhile: only up to here
+            taken = logs[:n]
+            del logs[:n]
+            taken += _SharedLog.take(self)
+        self._count(taken)
+
     def stop(self) -> None:
         """Call it on the starting thread for a local capture: PyAV pops the newest capture of the
         list kept for that thread's id, which a later thread reusing the id would share."""
@@ -135,7 +165,9 @@ class FFmpegLogCapture:
             own, self._own = self._own, None
         if own is not None:
             own.__exit__(None, None, None)
-        logs = (own.logs if own is not None else []) + _SharedLog.leave(self)
+        self._count((own.logs if own is not None else []) + _SharedLog.leave(self))
+
+    def _count(self, logs: list) -> None:
         for level, name, message in logs:
             if level <= av.logging.ERROR:
                 self.damage.add_log(name or "ffmpeg", message)

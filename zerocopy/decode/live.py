@@ -108,14 +108,22 @@ class Pacer:
     """Holds frames back until their timestamp is due on a wall clock started at the first frame.
 
     `wait(seconds)` sleeps and returns True when interrupted (e.g. `threading.Event.wait`). A frame
-    without a timestamp is due one frame period after the previous one; a timestamp that goes back
-    (a discontinuity) starts the clock again from that frame. Late frames are not held: a consumer
-    slower than the source simply runs behind.
+    without a timestamp is due one frame period after the previous one. A timestamp that goes back
+    starts the clock again from that frame; so does a *discontinuity*, as players treat one: a jump
+    from the previous frame's timestamp, either way, of more than `JUMP_PERIODS` frame periods and
+    more than `JUMP_MIN_S` (e.g. an MPEG-TS whose clock jumps an hour ahead is not held an hour).
+    `discontinuities` counts those (`on_discontinuity`, if set, is called at each). Late frames are not
+    held: a consumer slower than the source simply runs behind.
     """
 
-    def __init__(self, rate: float, wait: Callable[[float], bool], clock: Callable[[], float] = time.perf_counter):
+    JUMP_PERIODS, JUMP_MIN_S = 10, 1.0
+
+    def __init__(self, rate: float, wait: Callable[[float], bool], clock: Callable[[], float] = time.perf_counter,
+                 on_discontinuity: Callable[[], None] | None = None):
         self.period = 1.0 / rate if rate > 0 else 0.04
-        self.wait, self.clock = wait, clock
+        self.jump = max(self.JUMP_PERIODS * self.period, self.JUMP_MIN_S)
+        self.wait, self.clock, self.on_discontinuity = wait, clock, on_discontinuity
+        self.discontinuities = 0
         self._origin: float | None = None  # wall time of the anchor frame
         self._anchor = 0.0  # its timestamp
         self._last: float | None = None
@@ -125,8 +133,13 @@ class Pacer:
         if pts is None:
             pts = self._last + self.period if self._last is not None else 0.0
         now = self.clock()
-        if self._origin is None or self._last is None or pts < self._last:
+        jumped = self._last is not None and abs(pts - self._last) > self.jump
+        if self._origin is None or self._last is None or pts < self._last or jumped:
             self._origin, self._anchor = now, pts
+        if jumped:
+            self.discontinuities += 1
+            if self.on_discontinuity is not None:
+                self.on_discontinuity()
         self._last = pts
         due = self._origin + (pts - self._anchor)
         return not (due > now and self.wait(due - now))
@@ -158,7 +171,7 @@ class Paced:
         return self.decoder.damage
 
     def frames(self) -> Iterator[Decoded]:
-        pace = Pacer(self.decoder.rate, self._stop.wait)
+        pace = Pacer(self.decoder.rate, self._stop.wait, on_discontinuity=lambda: self.damage.count_discontinuity())
         for frame, ms, pts in self.decoder.frames():
             if not pace(pts):
                 return

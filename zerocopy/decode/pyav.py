@@ -22,6 +22,7 @@ from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 CLOSE_GRACE_S = 0.5  # how long close() waits for a live source's read in progress before leaving it
+LOG_EVERY = 50  # packets between moving FFmpeg's captured messages into the damage report
 
 
 class NothingDecodes(Exception):
@@ -87,6 +88,7 @@ class PyAVDecoder:
         self.realtime = realtime and not self.paces_itself
         self._decoded_any, self._failed_in_a_row, self._seen, self._keyframe_seen = False, 0, 0, False
         self._before_key = 0  # packets read before the first keyframe
+        self._packets = 0
         self._last_frame_at: float | None = None  # perf_counter of the last frame delivered
         self._gap_from: float | None = None  # since when no frame has come (after a drop)
         self._last_pts: float | None = None
@@ -168,7 +170,8 @@ class PyAVDecoder:
         """Runs on the thread that decodes (the read-ahead thread, or the consumer's)."""
         self._log.start(local=self._single_threaded)
         try:
-            pace = Pacer(self.rate, self._stopping.wait) if self.realtime else None
+            pace = (Pacer(self.rate, self._stopping.wait, on_discontinuity=self.damage.count_discontinuity)
+                    if self.realtime else None)
             while True:
                 why = yield from self._read(pace)
                 if why is None or self._stopping.is_set():
@@ -223,6 +226,9 @@ class PyAVDecoder:
             self._keyframe_seen = (self._keyframe_seen or (packet is not None and packet.is_keyframe)
                                    or (limit and self._before_key > 10 * limit))
             self._seen += self._keyframe_seen
+            self._packets += 1
+            if self._packets % LOG_EVERY == 0:
+                self._log.drain()
             try:
                 decoded = codec.decode(packet)
                 self._failed_in_a_row = 0

@@ -26,7 +26,7 @@ from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputOutcome, RunResult
 from zerocopy.refusals import Code, Reason
-from zerocopy.stats import RunClock, StageTimes
+from zerocopy.stats import Distribution, RunClock, StageTimes
 
 FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request is refused, not waited on
 # What binding a frame to a request may raise when the GPU, its driver or the bridge cannot cope
@@ -65,7 +65,7 @@ class Pipeline:
         self.setup_s = 0.0
         self.outcomes: list[InputOutcome] = []
         self.interrupted = False
-        self.latency_ms: list[float] = []
+        self.latency = Distribution()  # arrival → result, ms
 
     @property
     def device(self) -> str:
@@ -158,7 +158,7 @@ class Pipeline:
         self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, (now - t0) * 1e3)
         self.detections += len(dets)
         if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
-            self.latency_ms.append((now - r.frame.arrived) * 1e3)
+            self.latency.add((now - r.frame.arrived) * 1e3)
         outcome.frames += 1
         outcome.ended = now
         return FrameDone(outcome.source, r.frame, dets, input)
@@ -198,4 +198,4 @@ class Pipeline:
     def result(self, sink_s: float = 0.0) -> RunResult:
         interrupted = self.interrupted or self.stop_event.is_set()
         return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
-                         self.setup_s, sink_s, list(self.latency_ms))
+                         self.setup_s, sink_s, self.latency)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from zerocopy.decode.damage import DamageReport
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
-from zerocopy.stats import RunClock, StageTimes
+from zerocopy.stats import Distribution, RunClock, StageTimes
 
 
 @dataclass
@@ -63,7 +63,7 @@ class RunResult:
     interrupted: bool = False
     setup_s: float = 0.0  # opening the first input and compiling the model, not in the clock
     sink_s: float = 0.0  # wall time spent in the sinks (the annotated MP4's encoder, mostly), in the clock
-    latency_ms: list[float] = field(default_factory=list)  # arrival → result, for live or paced inputs
+    latency: Distribution = field(default_factory=Distribution)  # arrival → result (ms), live or paced inputs
 
     @property
     def frames(self) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.damage import MESSAGE_KINDS, DamageReport
 from zerocopy.decode.live import LiveReport
 
 
@@ -14,3 +14,13 @@ def test_the_damage_report_carries_the_live_report():
                                         "longest_gap_s": 2.0, "gave_up": None,
                                         "stopped_while_reconnecting": None}
     assert DamageReport().to_dict()["live"] is None and not DamageReport(live_report=LiveReport()).damaged
+
+
+def test_message_kinds_are_capped():
+    """Messages whose words vary (addresses, sizes) must not grow the counter without end."""
+    damage = DamageReport()
+    for i in range(MESSAGE_KINDS + 20):
+        damage.add_log("hevc", f"kind-{i} went wrong")
+    assert len(damage.decoder_messages) == MESSAGE_KINDS + 1
+    assert damage.decoder_messages[DamageReport.OTHER_MESSAGES] == 20
+    assert sum(damage.decoder_messages.values()) == MESSAGE_KINDS + 20

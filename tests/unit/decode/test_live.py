@@ -32,8 +32,9 @@ def test_back_off_doubles_up_to_its_cap():
     assert list(islice(LivePolicy().delays(), 7)) == [0.5, 1, 2, 4, 8, 8, 8]
 
 
-def test_pacer_holds_each_frame_until_its_time():
-    now = [100.0]
+def _fake_time(start: float):
+    """A clock (`now[0]`) that a pacer's `wait` moves on, and the waits it asked for."""
+    now = [start]
     waits: list[float] = []
 
     def wait(seconds: float) -> bool:
@@ -41,6 +42,11 @@ def test_pacer_holds_each_frame_until_its_time():
         now[0] += seconds
         return False
 
+    return now, waits, wait
+
+
+def test_pacer_holds_each_frame_until_its_time():
+    now, waits, wait = _fake_time(100.0)
     pace = Pacer(25.0, wait, clock=lambda: now[0])
     assert pace(1.4) and waits == []  # the first frame starts the clock
     assert pace(1.44) and waits == [0.04]
@@ -52,6 +58,49 @@ def test_pacer_holds_each_frame_until_its_time():
     stopped = Pacer(25.0, lambda s: True, clock=lambda: now[0])
     stopped(0.0)
     assert not stopped(1.0)  # interrupted while waiting
+
+
+def test_pacer_starts_again_at_a_timestamp_jump_either_way_and_counts_it():
+    """An MPEG-TS whose clock jumps an hour ahead must not be held an hour; jitter is no jump."""
+    now, waits, wait = _fake_time(0.0)
+    jumps: list[float] = []
+    pace = Pacer(25.0, wait, clock=lambda: now[0], on_discontinuity=lambda: jumps.append(now[0]))
+    for i in range(30):
+        assert pace(i * 0.04)
+    assert pace(1.2) and waits[-1] == 0.04 and pace.discontinuities == 0  # (a frame missing: no jump)
+    before = len(waits)
+    assert pace(3601.2)  # an hour ahead: due now, not in an hour
+    assert pace(3601.24) and waits[before:] == [0.04]
+    assert pace(3601.26) and pace(3601.32) and pace.discontinuities == 1  # jitter: held, not counted
+    assert max(waits) < 0.1
+    assert pace(10.0) and waits[-1] < 0.1 and pace.discontinuities == 2  # an hour back
+    assert pace(10.5) and waits[-1] == 0.5 and pace.discontinuities == 2  # 0.5 s: ≤ 1 s, not a jump
+    assert len(jumps) == 2
+    slow = Pacer(1.0, wait, clock=lambda: now[0])  # at 1 fps a jump is more than 10 periods: 10 s
+    assert slow(0.0) and slow(5.0) and slow.discontinuities == 0 and waits[-1] == 5.0
+    assert slow(20.0) and slow.discontinuities == 1
+
+
+def test_paced_counts_discontinuities_in_the_damage_report():
+    from zerocopy.decode.damage import DamageReport
+
+    class Fake:
+        rate, expected_frames = 50.0, 4
+        damage = DamageReport()
+
+        def frames(self):
+            for pts in (0.0, 0.02, 3600.0, 3600.02):
+                yield "frame", 0.1, pts
+
+        def close(self):
+            pass
+
+    t0 = time.perf_counter()
+    assert len(list(Paced(Fake()).frames())) == 4
+    assert time.perf_counter() - t0 < 30  # not the hour the timestamps say (it takes ~0.04 s)
+    assert Fake.damage.discontinuities == 1 and Fake.damage.damaged
+    assert Fake.damage.to_dict()["discontinuities"] == 1
+    assert Fake.damage.summary() == "1 timestamp discontinuity"
 
 
 def test_paced_holds_another_decoders_frames_to_their_timestamps():
