@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zerocopy.decode.base import Decoded, VideoDecoder
@@ -72,13 +72,18 @@ class LiveReport:
     drops: int = 0  # times the source ended or failed mid-stream
     reconnects: int = 0  # times it was opened again after a drop
     attempts: int = 0  # opening attempts after drops, failed ones included
-    gaps_s: list[float] = field(default_factory=list)  # seconds without frames, one per gap that ended
+    gaps: int = 0  # gaps without frames that ended (a reconnection that brought frames again)
+    seconds_without_frames: float = 0.0  # their total: kept as sums, so a camera dropping for months adds nothing
+    longest_gap_s: float = 0.0
+    last_gap_s: float = 0.0
     gave_up: str | None = None
     reconnecting: str | None = None  # why the source dropped, while it is being reconnected
 
-    @property
-    def seconds_without_frames(self) -> float:
-        return round(sum(self.gaps_s), 3)
+    def add_gap(self, seconds: float) -> None:
+        self.gaps += 1
+        self.seconds_without_frames = round(self.seconds_without_frames + seconds, 3)
+        self.longest_gap_s = round(max(self.longest_gap_s, seconds), 3)
+        self.last_gap_s = round(seconds, 3)
 
     def summary(self) -> str:
         """The reconnections, and a reconnection the run was stopped in, in a few words ("" if
@@ -86,7 +91,7 @@ class LiveReport:
         parts = []
         if self.reconnects:
             s = "s" if self.reconnects > 1 else ""
-            gaps = f" ({self.seconds_without_frames:.1f} s without frames)" if self.gaps_s else ""
+            gaps = f" ({self.seconds_without_frames:.1f} s without frames)" if self.gaps else ""
             parts.append(f"{self.reconnects} reconnect{s}{gaps}")
         if self.reconnecting:
             parts.append(f"stopped while reconnecting ({self.reconnecting})")
@@ -98,7 +103,7 @@ class LiveReport:
             "reconnects": self.reconnects,
             "attempts": self.attempts,
             "seconds_without_frames": self.seconds_without_frames,
-            "longest_gap_s": round(max(self.gaps_s), 3) if self.gaps_s else 0.0,
+            "longest_gap_s": self.longest_gap_s,
             "gave_up": self.gave_up,
             "stopped_while_reconnecting": self.reconnecting,
         }

@@ -268,7 +268,7 @@ class PyAVDecoder:
         if self._gap_from is not None:  # the first frame after a reconnection
             gap = now - self._gap_from
             assert self.damage.live_report is not None
-            self.damage.live_report.gaps_s.append(round(gap, 3))
+            self.damage.live_report.add_gap(gap)
             if pts is not None and self._last_pts is not None:
                 self._pts_offset = self._last_pts + gap - pts  # the stream's clock restarted: go on from ours
             self._gap_from = None

@@ -7,7 +7,8 @@ from zerocopy.decode.live import LiveReport
 
 
 def test_the_damage_report_carries_the_live_report():
-    report = DamageReport(live_report=LiveReport(drops=2, reconnects=2, attempts=3, gaps_s=[1.25, 2.0]))
+    report = DamageReport(live_report=LiveReport(drops=2, reconnects=2, attempts=3, gaps=2,
+                                                        seconds_without_frames=3.25, longest_gap_s=2.0))
     assert report.damaged
     assert report.summary() == "2 reconnects (3.2 s without frames)"
     assert report.to_dict()["live"] == {"drops": 2, "reconnects": 2, "attempts": 3, "seconds_without_frames": 3.25,
