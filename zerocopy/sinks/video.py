@@ -26,7 +26,7 @@ _COLOURS = [(255, 64, 64), (64, 200, 64), (64, 128, 255), (255, 200, 0), (200, 6
 FORMATS = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "matroska", ".ts": "mpegts", ".avi": "avi"}
 CONTAINERS = tuple(FORMATS)
 # an index per fragment instead of one written at close: a killed run's file plays up to its last fragment
-_FRAGMENTED = {"movflags": "frag_keyframe+empty_moov+default_base_moof"}
+_FRAGMENTED = {"movflags": "frag_keyframe+empty_moov+default_base_moof", "flush_packets": "1"}
 KEYFRAME_SECONDS = 2  # so fragments are short: at most this much video is lost to a kill
 
 
