@@ -71,4 +71,12 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
 
 
 def write_report(report: dict, target: str | Path) -> None:
-    Path(target).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    """The report as JSON into `target` (through its temporary, sinks/files.py), or on stdout for '-'."""
+    from zerocopy.sinks.files import STDOUT, write_text
+
+    text = json.dumps(report, indent=2) + "\n"
+    if str(target) == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_text(target, text)

@@ -13,6 +13,7 @@ import pytest
 from conftest import read_jsonl, wait_for_lines
 
 from zerocopy.samples import ClipSpec, write_clip
+from zerocopy.sinks.files import temporary
 
 
 def zerocopy_cli(*args, timeout=120, **kw) -> subprocess.CompletedProcess:
@@ -29,18 +30,26 @@ def assert_clean(err: str, tmp: Path | None = None) -> None:
     assert all(len(line) <= 200 for line in short.splitlines()), err
 
 
-def test_ctrl_c_leaves_complete_outputs(tmp_path, face_model_path):
+def _start_long_run(tmp_path, frames=1500):
+    """A run over a clip long enough to be mid-run when signalled, writing all three outputs."""
     clip = tmp_path / "long.mp4"
-    write_clip(clip, ClipSpec(frames=1500, width=320, height=180))  # long enough to be mid-run when signalled
+    write_clip(clip, ClipSpec(frames=frames, width=320, height=180))
     out, video, report = tmp_path / "d.jsonl", tmp_path / "o.mp4", tmp_path / "r.json"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(clip), "--json", str(out),
                              "--output", str(video), "--report", str(report), "--nireq", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    wait_for_lines(out, 20)
-    proc.send_signal(signal.SIGINT)
+    return proc, out, video, report
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_leaves_complete_outputs(sig, code, tmp_path, face_model_path):
+    """SIGTERM (`docker stop`, systemd) stops a run as the first Ctrl-C does; only the exit code differs."""
+    proc, out, video, report = _start_long_run(tmp_path)
+    wait_for_lines(temporary(out, proc.pid), 20)  # JSON Lines stream into the temporary until the end
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err.decode()
+    assert proc.returncode == code, err.decode()
     assert b"Traceback" not in err
     lines = read_jsonl(out)  # every line is complete JSON
     assert 20 <= len(lines) < 1500
@@ -48,6 +57,25 @@ def test_ctrl_c_leaves_complete_outputs(tmp_path, face_model_path):
     with av.open(str(video)) as c:
         assert len(list(c.decode(video=0))) == len(lines)
     assert json.loads(report.read_text())["interrupted"] is True
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.jsonl", "long.mp4", "o.mp4", "r.json"]
+
+
+def test_sigkill_leaves_whole_json_lines_and_a_playable_video_and_the_old_results(tmp_path, face_model_path):
+    """A killed run cannot close anything: what it wrote stays in the temporaries (whole JSON Lines, an MP4
+    playable up to its last fragment, one every 2 s of video), and the previous results stay in place."""
+    (tmp_path / "d.jsonl").write_text("old\n")
+    (tmp_path / "o.mp4").write_bytes(b"old")
+    proc, out, video, report = _start_long_run(tmp_path)
+    temp = temporary(out, proc.pid)
+    wait_for_lines(temp, 200)  # 8 s of video at 25 fps: several fragments
+    proc.kill()
+    proc.communicate(timeout=60)
+    lines = read_jsonl(temp)
+    assert [x["frame"] for x in lines] == list(range(len(lines)))
+    with av.open(str(temporary(video, proc.pid))) as c:
+        decoded = sum(1 for _ in c.decode(video=0))
+    assert decoded >= len(lines) - 3 * 25 - 10, (decoded, len(lines))  # up to the last fragment (≤ 2 s + in flight)
+    assert out.read_text() == "old\n" and video.read_bytes() == b"old" and not report.exists()
 
 
 def test_a_failed_input_prints_its_error_and_no_summary(tmp_path, face_model_path):
@@ -131,7 +159,7 @@ def test_two_quick_ctrl_c_end_without_noise(tmp_path, face_model_path):
         out.unlink(missing_ok=True)
         proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(clip), "--json", str(out)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        wait_for_lines(out, 10)
+        wait_for_lines(temporary(out, proc.pid), 10)
         proc.send_signal(signal.SIGINT)
         time.sleep(pause)
         proc.send_signal(signal.SIGINT)

@@ -3,6 +3,7 @@ reconnecting with back-off, giving up, and stopping promptly; through the decode
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 import time
@@ -14,6 +15,7 @@ from zerocopy.decode.live import LivePolicy
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.errors import InputError
 from zerocopy.samples import ClipSpec
+from zerocopy.sinks.files import temporary
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -277,10 +279,11 @@ def test_the_cli_runs_three_files_and_a_live_stream_at_once_through_a_server_res
         # machine), and no longer than the process runs
         deadline = time.monotonic() + 180
         seen = 0
+        streaming = temporary(out, proc.pid)  # JSON Lines stream into the temporary until the run ends
         while time.monotonic() < deadline and seen < 20 and proc.poll() is None:
             time.sleep(0.05)
-            if out.exists():
-                complete = out.read_text().rpartition("\n")[0]  # a line being written is not read yet
+            with contextlib.suppress(FileNotFoundError):  # not made yet, or just renamed into place
+                complete = streaming.read_text().rpartition("\n")[0]  # a line being written is not read yet
                 seen = sum(1 for line in complete.splitlines() if json.loads(line)["input"] == 3)
         live.kill()
         threading.Timer(1.0, live.restart).start()

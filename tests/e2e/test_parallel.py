@@ -17,6 +17,7 @@ from faults import write_poison_model, write_undecodable, write_white_clip
 
 import zerocopy
 from zerocopy.samples import ClipSpec, write_clip
+from zerocopy.sinks.files import temporary
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +116,7 @@ def test_ctrl_c_stops_every_input_with_valid_outputs(tmp_path, face_model_path):
     proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", *map(str, clips), "--parallel", "--json",
                              str(out), "--output", str(video)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    wait_for_lines(out, 30)
+    wait_for_lines(temporary(out, proc.pid), 30)  # JSON Lines stream into the temporary until the end
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()

@@ -1,5 +1,6 @@
 """zerocopy.cli: usage errors and refusals that end a command before any clip is run."""
 
+import os
 from pathlib import Path
 
 import av
@@ -120,3 +121,66 @@ def test_bad_labels_file(clips, tmp_path, capsys, face_model_path):
     path, _ = clips("h264.mp4", ClipSpec(frames=20))
     assert detect_quiet(path, "--labels", tmp_path / "labels.txt") == 1
     assert "labels" in one_line_error(capsys)
+
+
+def test_outputs_per_input_never_overwrite_an_input(clips, tmp_path, capsys, face_model_path):
+    """`--output out.mp4` with two inputs writes out-1.mp4 and out-2.mp4: an input named out-2.mp4 is refused."""
+    import shutil
+
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    (tmp_path / "ow").mkdir()
+    a, second = tmp_path / "ow" / "a.mp4", tmp_path / "ow" / "out-2.mp4"
+    shutil.copy(clip, a)
+    shutil.copy(clip, second)
+    before = second.read_bytes()
+    assert detect_quiet(a, second, "--output", tmp_path / "ow" / "out.mp4") == 1
+    assert "out-2.mp4, which is an input of this run" in one_line_error(capsys)
+    assert second.read_bytes() == before and not (tmp_path / "ow" / "out-1.mp4").exists()
+
+
+@pytest.mark.parametrize("first,second,name", [("--json", "--report", "x"), ("--output", "--report", "y.mp4"),
+                                               ("--json", "--output", "z.mp4")])
+def test_outputs_that_name_the_same_file_are_refused(first, second, name, clips, tmp_path, capsys):
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    assert detect_quiet(clip, first, tmp_path / name, second, tmp_path / name) == 1
+    assert "writes the same file" in one_line_error(capsys)
+    assert not (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize("why", ["missing input", "refused path"])
+def test_a_run_that_fails_before_its_first_frame_keeps_the_old_results(why, clips, tmp_path, capsys,
+                                                                       face_model_path):
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    old = tmp_path / "d.jsonl"
+    old.write_text('{"frame": 0}\n')
+    args = [tmp_path / "missing.mp4"] if why == "missing input" else [clip, "--path", "zero-copy", "--device", "CPU"]
+    from zerocopy.probe import gather, refusals
+
+    if why == "refused path" and not refusals(gather()).get("zero-copy"):
+        pytest.skip("the zero-copy path runs here")
+    assert detect_quiet(*args, "--json", old) == 1
+    capsys.readouterr()
+    assert old.read_text() == '{"frame": 0}\n' and os.listdir(tmp_path) == ["d.jsonl"]
+
+
+def test_an_output_another_run_holds_is_refused(clips, tmp_path, capsys):
+    from zerocopy.sinks.files import Target, claim
+
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    out = tmp_path / "d.jsonl"
+    with claim([Target("--json", str(out), str(out))], []):  # what another running zerocopy holds
+        assert detect_quiet(clip, "--json", out) == 1
+        assert "another zerocopy run is writing it" in one_line_error(capsys)
+    assert not out.exists()
+
+
+def test_report_dash_prints_the_report_on_stdout(clips, tmp_path, capsys, monkeypatch, face_model_path):
+    import json
+
+    clip, truth = clips("h264.mp4", ClipSpec(frames=20))
+    monkeypatch.chdir(tmp_path)
+    assert detect_quiet(clip, "--report", "-") == 0
+    assert json.loads(capsys.readouterr().out)["frames"] == len(truth)
+    assert not (tmp_path / "-").exists()
+    assert detect_quiet(clip, "--report", "-", "--json", "-") == 1
+    assert "stdout" in one_line_error(capsys)

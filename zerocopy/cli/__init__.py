@@ -10,7 +10,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
-from zerocopy.cli.options import EXIT_BROKEN_PIPE, EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, build_parser
+from zerocopy.cli.options import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAIL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    build_parser,
+)
 from zerocopy.errors import PathUnavailable, ZeroCopyError
 from zerocopy.sources import redact_text
 
@@ -26,7 +34,7 @@ def cmd_bench(args) -> int:
     from zerocopy.bench.report import markdown, plot, table
     from zerocopy.bench.runner import BenchOptions, run_bench
     from zerocopy.cli.options import BENCH_SETTINGS, config_from
-    from zerocopy.sinks import check_writable
+    from zerocopy.sinks.files import check_writable
 
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise ZeroCopyError(f"cannot write --plot {args.plot}: name a .png, .svg or .pdf file")
@@ -135,11 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> None:
     """The `zerocopy` command.
 
-    A Ctrl-C before or during a run stops it (the run finishes the frames in flight, see
-    `cli.detect.stop_on_sigint`). Once `main` is done every output is closed, so the process ends at
-    once (`os._exit`) instead of going through the interpreter's shutdown, where OpenVINO's and
-    FFmpeg's native threads are torn down under Python's feet: a second Ctrl-C arriving then printed
-    "Exception ignored …", and could even abort the process.
+    A Ctrl-C or SIGTERM before or during a run stops it (during one, the run finishes the frames in
+    flight, see `cli.detect.stop_on_signals`); SIGTERM's exit code is 143, Ctrl-C's 130. Once `main` is
+    done every output is closed, so the process ends at once (`os._exit`) instead of going through the
+    interpreter's shutdown, where OpenVINO's and FFmpeg's native threads are torn down under Python's
+    feet: a second Ctrl-C arriving then printed "Exception ignored …", and could even abort the process.
     """
     import signal
 
@@ -147,17 +155,23 @@ def entry() -> None:
 
     keep_openvino_quiet()
     done = False
+    terminated = False
 
-    def on_sigint(signum, frame):
+    def on_signal(signum, frame):
+        nonlocal terminated
+        terminated = terminated or signum == signal.SIGTERM
         if done:
-            os._exit(EXIT_INTERRUPTED)
+            os._exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_sigint)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
         code = main()
     except KeyboardInterrupt:
         code = EXIT_INTERRUPTED
+    if terminated and code == EXIT_INTERRUPTED:
+        code = EXIT_TERMINATED
     done = True
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(ValueError, OSError):  # a closed pipe (`| head`) included

@@ -8,7 +8,6 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from zerocopy.errors import ZeroCopyError
 from zerocopy.pipeline import RunResult
@@ -98,56 +97,71 @@ def _progress_factory(quiet: bool) -> Progress | None:
     return make
 
 
-def refuse_overwriting_inputs(args) -> None:
-    """An output naming an input would destroy it while it is read: refuse before any work."""
+def claim_outputs(args):
+    """Every file the run will write (`--output`'s per-input names included), checked against the others
+    and the inputs, and locked until the run ends (sinks/files.py): refused before any work."""
+    from zerocopy.sinks.files import STDOUT, Target, claim
+    from zerocopy.sinks.video import output_names
+
+    if args.json == STDOUT and args.report == STDOUT:
+        raise ZeroCopyError("cannot write --report -: --json - writes to stdout too")
     try:
-        inputs = [Path(p) for p in expand_inputs(list(args.inputs)) if Path(p).is_file()]
+        inputs = expand_inputs(list(args.inputs))
     except ZeroCopyError:
-        return  # the run reports bad inputs itself
-    for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
-        if not target or target == "-" or not Path(target).exists():
-            continue
-        for p in inputs:
-            if os.path.samefile(p, target):
-                raise ZeroCopyError(f"cannot write {option} {target}: it is an input of this run")
+        inputs = list(args.inputs)  # the run reports bad inputs itself
+    targets = [Target("--json", args.json, args.json), Target("--report", args.report, args.report)]
+    if args.output:
+        targets += [Target("--output", args.output, p) for p in output_names(args.output, len(inputs))]
+    return claim(targets, inputs)
+
+
+@dataclass
+class Stop:
+    """Which signal stopped the run (None: none did); the exit code follows it (130, 143)."""
+
+    signal: int | None = None
 
 
 @contextlib.contextmanager
-def stop_on_sigint(stop: Callable[[], None]):
-    """The first Ctrl-C calls `stop()` (the run ends after the frames in flight, outputs complete);
-    a second one interrupts at once."""
+def stop_on_signals(stop: Callable[[], None]):
+    """The first Ctrl-C or SIGTERM (`docker stop`, systemd) calls `stop()`: the run ends after the
+    frames in flight and its outputs complete. A second Ctrl-C interrupts at once."""
     import signal
     import threading
 
+    seen = Stop()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield seen
         return
-    asked = threading.Event()
 
     def handler(signum, frame):
-        if asked.is_set():
-            raise KeyboardInterrupt
-        asked.set()
+        if seen.signal is not None:
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            return  # a repeated SIGTERM: the stop under way goes on
+        seen.signal = signum
         stop()
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield seen
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def cmd_detect(args, say: Callable[[str], None]) -> int:
+    import signal
+
     from zerocopy.api import Detector
-    from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, config_from
-    from zerocopy.sinks import check_writable
+    from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, config_from
+    from zerocopy.sinks.files import check_writable
     from zerocopy.sinks.video import check_video_target
 
     for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
         check_writable(option, target)
     if args.output:
         check_video_target(args.output)
-    refuse_overwriting_inputs(args)
     on_refusal = None
     if args.verbose:
         def on_refusal(name, device, why):
@@ -155,8 +169,8 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
     out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel,
                   _progress_factory(args.quiet))
     # a first use says what it downloads
-    with Detector(config=config_from(args), log=say, on_refusal=on_refusal) as detector, \
-            stop_on_sigint(detector.stop):
+    with claim_outputs(args), Detector(config=config_from(args), log=say, on_refusal=on_refusal) as detector, \
+            stop_on_signals(detector.stop) as stopped:
         run = run_detect(detector, args.inputs, out)
     report, result = run.report, run.result
     if run.choice.reasons and not args.quiet and result.frames:
@@ -183,5 +197,5 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
                 f"{sinks['fps_without']} fps; leave out --output to measure the pipeline alone)")
     if result.interrupted:
         say("interrupted; everything written so far is complete")
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if stopped.signal == signal.SIGTERM else EXIT_INTERRUPTED
     return EXIT_FAIL if any(o.error for o in result.inputs) else EXIT_OK

@@ -13,7 +13,7 @@ from zerocopy.catalog import CATALOG
 from zerocopy.config import PATHS, Kind, RunConfig
 from zerocopy.errors import ConfigError
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 2, 130, 141, 143
 # Flags a setting is also known by (older names keep working).
 ALIASES = {"postprocess": ("--decoder",)}
 # The settings bench takes (it runs every path itself and measures whole files, not live sources).
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings(d)
     d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
-    d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU")
+    d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU ('-' for stdout)")
     d.add_argument("--max-frames", type=_positive_int, metavar="N", help="stop after N frames of each input")
     d.add_argument("--parallel", action="store_true",
                    help="decode every input at once (each on its own thread) into one model and request queue; "

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Protocol
 
 from zerocopy.detections import Detections
-from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
 
 
@@ -36,16 +33,3 @@ class NullSink:
     def close(self) -> None:
         pass
 
-
-def check_writable(option: str, target: str | None) -> None:
-    """Fail before any work if an output cannot be written ('-' is stdout)."""
-    if not target or target == "-":
-        return
-    path = Path(target)
-    folder = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise ZeroCopyError(f"cannot write {option} {target}: it is a directory")
-    if not folder.is_dir():
-        raise ZeroCopyError(f"cannot write {option} {target}: no such directory {folder}")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise ZeroCopyError(f"cannot write {option} {target}: permission denied")

@@ -1,4 +1,5 @@
-"""JSON Lines: one complete line per decoded frame, flushed as it is written."""
+"""JSON Lines: one complete line per decoded frame, flushed as it is written (into the file's temporary
+until the run ends: sinks/files.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,21 @@ from typing import TextIO
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.sinks.files import STDOUT, Staged
 
 
 class JsonlSink:
     def __init__(self, target: str, names: Sequence[str], with_source: bool = False):
-        self._own = target != "-"
-        self._f: TextIO = open(target, "w", encoding="utf-8") if self._own else sys.stdout  # noqa: SIM115
+        self._staged = Staged(target) if target != STDOUT else None
+        self._f: TextIO = self._staged.open_text() if self._staged else sys.stdout
+        self._began = False  # an input began: the run produced this file (even with no frame)
         self.names = list(names)
         self.with_source = with_source
         self.sources: dict[int, str] = {}
         self._gone = False
 
     def begin(self, source: str, rate: float, input: int = 0) -> None:
+        self._began = True
         self.sources[input] = source
 
     def write(self, frame: PreparedFrame, detections: Detections, input: int = 0) -> None:
@@ -44,5 +48,6 @@ class JsonlSink:
         pass
 
     def close(self) -> None:
-        if self._own:
+        if self._staged is not None and not self._f.closed:
             self._f.close()
+            self._staged.finish(keep=self._began)

@@ -1,5 +1,11 @@
 """Annotated H.264 video: the decoded frames with boxes, labels and scores drawn on them, and the
-input's audio copied through."""
+input's audio copied through.
+
+Written so that a killed run leaves a playable file: MP4 (.mp4, .m4v, .mov) is fragmented (a fragment
+per keyframe, a keyframe every ~2 s), Matroska and MPEG-TS are readable up to a cut anyway. Each file
+is written under its temporary name and renamed into place once closed (sinks/files.py). The
+fragmented MP4 is kept as it is at a clean close: players and browsers open it, FFmpeg seeks through
+the index it writes at the end (`mfra`), and a stop stays quick (no remux of hours of video)."""
 
 from __future__ import annotations
 
@@ -13,10 +19,15 @@ from PIL import ImageDraw, ImageFont
 from zerocopy.detections import Detections
 from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
+from zerocopy.sinks.files import Staged
 
 _COLOURS = [(255, 64, 64), (64, 200, 64), (64, 128, 255), (255, 200, 0), (200, 64, 255)]
-CONTAINERS = (".mp4", ".m4v", ".mov", ".mkv", ".ts", ".avi")
-_FASTSTART = (".mp4", ".m4v", ".mov")  # the index at the front: playable while downloading
+# suffix → FFmpeg's muxer (named, since the temporary's name says nothing)
+FORMATS = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "matroska", ".ts": "mpegts", ".avi": "avi"}
+CONTAINERS = tuple(FORMATS)
+# an index per fragment instead of one written at close: a killed run's file plays up to its last fragment
+_FRAGMENTED = {"movflags": "frag_keyframe+empty_moov+default_base_moof", "flush_packets": "1"}
+KEYFRAME_SECONDS = 2  # so fragments are short: at most this much video is lost to a kill
 
 
 def check_video_target(target: str) -> None:
@@ -25,6 +36,11 @@ def check_video_target(target: str) -> None:
     if target.endswith(("/", "\\")) or suffix not in CONTAINERS:
         raise ZeroCopyError(f"cannot write --output {target}: name a video file ending in "
                             f"{', '.join(CONTAINERS)}")
+
+
+def output_names(target: str, count: int) -> list[str]:
+    """Every file `--output target` writes for `count` inputs."""
+    return [output_name(target, i, count) for i in range(count)]
 
 
 def output_name(target: str, index: int, count: int) -> str:
@@ -44,14 +60,16 @@ class _Output:
         self.out: av.container.OutputContainer | None = None
         self.stream = self.audio = self.font = None
         self.n = 0
+        self.staged = Staged(path)
 
     def open(self, width: int, height: int) -> None:
-        suffix = Path(self.path).suffix.lower()
-        options = {"movflags": "faststart"} if suffix in _FASTSTART else {}
-        self.out = av.open(self.path, "w", options=options)
+        fmt = FORMATS.get(Path(self.path).suffix.lower(), "mp4")
+        options = _FRAGMENTED if fmt in ("mp4", "mov") else {}
+        self.out = av.open(str(self.staged.temp), "w", format=fmt, options=dict(options))
         s = self.out.add_stream("libx264", rate=self.rate)
         s.width, s.height, s.pix_fmt = width - width % 2, height - height % 2, "yuv420p"
-        s.options = {"preset": "veryfast", "crf": "23"}
+        gop = max(1, round(KEYFRAME_SECONDS * self.rate))
+        s.options = {"preset": "veryfast", "crf": "23", "g": str(gop)}
         self.stream = s
         self.audio = self._add_audio()
         try:  # a readable size on any frame; Pillow without FreeType has only the small bitmap font
@@ -94,6 +112,7 @@ class _Output:
                 self._copy_audio()
             self.out.close()
             self.out = None
+            self.staged.finish(keep=True)
 
 
 class VideoSink:

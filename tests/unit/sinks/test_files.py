@@ -1,0 +1,61 @@
+"""sinks/files.py: the files a run writes are checked against each other and the inputs, locked, and
+written beside their place until the run produced them."""
+
+import os
+
+import pytest
+
+from zerocopy.errors import ZeroCopyError
+from zerocopy.sinks.files import Staged, Target, claim, lock_name, temporary, write_text
+
+
+def test_outputs_naming_the_same_file_are_refused(tmp_path):
+    x = tmp_path / "x"
+    os.symlink(x, tmp_path / "link")
+    for other in (str(x), str(tmp_path / "link"), f"{tmp_path}/./x"):
+        with pytest.raises(ZeroCopyError, match="--json writes the same file"), \
+                claim([Target("--json", str(x), str(x)), Target("--report", other, other)], []):
+            pass
+
+
+def test_every_written_file_is_checked_against_the_inputs_through_symlinks(tmp_path):
+    source = tmp_path / "real.mp4"
+    source.write_bytes(b"input")
+    os.symlink(source, tmp_path / "out-2.mp4")  # the derived name is the input, through a link
+    targets = [Target("--output", str(tmp_path / "out.mp4"), str(tmp_path / f"out-{i}.mp4")) for i in (1, 2)]
+    with pytest.raises(ZeroCopyError, match="out-2.mp4, which is an input of this run"), claim(targets, [str(source)]):
+        pass
+    assert source.read_bytes() == b"input"
+
+
+def test_a_held_output_is_refused_and_released_after(tmp_path):
+    out = tmp_path / "d.jsonl"
+    t = [Target("--json", str(out), str(out))]
+    with claim(t, []):
+        assert lock_name(out).exists()
+        with pytest.raises(ZeroCopyError, match="another zerocopy run is writing it"), claim(t, []):
+            pass
+    assert not lock_name(out).exists()
+    with claim(t, []):  # free again
+        pass
+
+
+def test_a_staged_file_replaces_the_old_one_only_when_kept(tmp_path):
+    out = tmp_path / "d.jsonl"
+    out.write_text("old\n")
+    staged = Staged(out)
+    with staged.open_text() as f:
+        f.write("new\n")
+    assert out.read_text() == "old\n" and staged.temp == temporary(out)
+    assert staged.temp.name == f".d.jsonl.zerocopy-{os.getpid()}.tmp"
+    staged.finish(keep=False)
+    assert out.read_text() == "old\n" and not staged.temp.exists()
+    write_text(out, "new\n")
+    assert out.read_text() == "new\n" and list(tmp_path.iterdir()) == [out]
+
+
+def test_a_symlinked_output_is_written_through_the_link(tmp_path):
+    real = tmp_path / "real.json"
+    os.symlink(real, tmp_path / "link.json")
+    write_text(tmp_path / "link.json", "{}\n")
+    assert (tmp_path / "link.json").is_symlink() and real.read_text() == "{}\n"

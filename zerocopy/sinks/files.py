@@ -1,0 +1,178 @@
+"""Every file a run writes, made safe in one place (docs/unattended.md, "Outputs").
+
+- `check_writable`: an output that cannot be written is refused before any work.
+- `claim`: the files a run will write (each option's file, `--output`'s per-input names, their
+  temporaries) are checked against each other and against the inputs (through symlinks), and each is
+  locked (an advisory `flock` on `.NAME.zerocopy.lock` beside it) for as long as the run lasts, so a
+  second zerocopy writing the same file is refused instead of interleaving with the first.
+- `Staged`: an output is written to `.NAME.zerocopy-PID.tmp` beside it and renamed into place only
+  when the run produced something: a run that fails first leaves the old result alone, and a killed run
+  leaves the temporary (whole line by line for JSON Lines, playable up to its last fragment for video).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from zerocopy.errors import ZeroCopyError
+
+STDOUT = "-"
+
+
+def check_writable(option: str, target: str | None) -> None:
+    """Fail before any work if an output cannot be written ('-' is stdout)."""
+    if not target or target == STDOUT:
+        return
+    path = Path(target)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ZeroCopyError(f"cannot write {option} {target}: it is a directory")
+    if not folder.is_dir():
+        raise ZeroCopyError(f"cannot write {option} {target}: no such directory {folder}")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ZeroCopyError(f"cannot write {option} {target}: permission denied")
+
+
+def final_path(target: str | Path) -> Path:
+    """Where an output lands: a symlink's target (the link stays a link), relative to nothing."""
+    return Path(os.path.realpath(target))
+
+
+def temporary(target: str | Path, pid: int | None = None) -> Path:
+    """The name an output is written under until the run has produced it: `.NAME.zerocopy-PID.tmp`."""
+    path = final_path(target)
+    return path.with_name(f".{path.name}.zerocopy-{os.getpid() if pid is None else pid}.tmp")
+
+
+def special(path: str | Path) -> bool:
+    """An existing file that is not a regular one (a FIFO, a device): nothing to stage or lock."""
+    return os.path.exists(path) and not os.path.isfile(path)
+
+
+def lock_name(target: str | Path) -> Path:
+    path = final_path(target)
+    return path.with_name(f".{path.name}.zerocopy.lock")
+
+
+class Staged:
+    """One output written under its temporary name and renamed into place by `finish(keep=True)`."""
+
+    def __init__(self, target: str | Path):
+        self.path = final_path(target)
+        self.direct = special(self.path)  # a FIFO or a device is written as it is
+        self.temp = self.path if self.direct else temporary(target)
+
+    def open_text(self) -> TextIO:
+        return open(self.temp, "w", encoding="utf-8")  # noqa: SIM115 (the sink closes it)
+
+    def finish(self, keep: bool) -> None:
+        """Rename the temporary into place (`keep`), or remove it: the old file, if any, stays."""
+        if self.direct:
+            return
+        if keep:
+            os.replace(self.temp, self.path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.temp)
+
+
+def write_text(target: str | Path, text: str) -> None:
+    """A whole file at once, through its temporary: readers see the old file or the new one."""
+    staged = Staged(target)
+    try:
+        with staged.open_text() as f:
+            f.write(text)
+    except BaseException:
+        staged.finish(keep=False)
+        raise
+    staged.finish(keep=True)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file a run writes: the option that asked for it, as given, and the file itself (`--output`
+    with several inputs writes one file per input)."""
+
+    option: str
+    given: str
+    path: str
+
+
+def _same(a: str | Path, b: str | Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _check(targets: Sequence[Target], inputs: Sequence[str]) -> None:
+    local = [p for p in inputs if Path(p).is_file()]
+    seen: list[Target] = []
+    for t in targets:
+        for other in seen:
+            if _same(t.path, other.path):
+                if other.option == t.option:  # two of --output's per-input names cannot meet, but say so
+                    raise ZeroCopyError(f"cannot write {t.option} {t.given}: it would write {t.path} twice")
+                raise ZeroCopyError(f"cannot write {t.option} {t.given}: {other.option} writes the same file")
+        seen.append(t)
+        for written in (t.path, temporary(t.path)):
+            for source in local:
+                if _same(written, source):
+                    what = "it is" if written == t.given else f"it would write {written}, which is"
+                    raise ZeroCopyError(f"cannot write {t.option} {t.given}: {what} an input of this run")
+
+
+def _lock(t: Target) -> int:
+    """An advisory lock on the output's lock file, held until the descriptor is closed. The file is
+    removed at release; a lock taken on a file just removed is retried on the new one."""
+    import fcntl
+
+    name = lock_name(t.path)
+    while True:
+        try:
+            fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise ZeroCopyError(f"cannot write {t.option} {t.given}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno in (errno.EWOULDBLOCK, errno.EACCES):
+                raise ZeroCopyError(f"cannot write {t.option} {t.given}: another zerocopy run is writing it") \
+                    from None
+            raise ZeroCopyError(f"cannot write {t.option} {t.given}: cannot lock it: {e.strerror or e}") from None
+        try:
+            if os.stat(name).st_ino == os.fstat(fd).st_ino:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # the holder removed it between our open and our lock: lock the new one
+
+
+def _unlock(fd: int, t: Target) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(lock_name(t.path))
+    os.close(fd)
+
+
+@contextlib.contextmanager
+def claim(targets: Sequence[Target], inputs: Sequence[str]) -> Iterator[None]:
+    """Check every file the run will write against the others and the inputs, then hold a lock on
+    each until the block ends. Raises `ZeroCopyError` (one line) before any work if one is refused."""
+    targets = [t for t in targets if t.given and t.given != STDOUT and not special(t.path)]
+    _check(targets, inputs)
+    with contextlib.ExitStack() as held:
+        for t in targets:
+            fd = _lock(t)
+            held.callback(_unlock, fd, t)
+        yield
