@@ -95,6 +95,21 @@ def wait_until(condition, timeout: float = 30.0, what: str = "the condition") ->
         time.sleep(0.02)
 
 
+def streaming(target: Path, pid: int, timeout: float = 60.0) -> Path:
+    """The temporary a zerocopy process `pid` writes `target` under (sinks/files.py), once it exists."""
+    from zerocopy.sinks.files import temporary_of
+
+    found: list[Path | None] = [None]
+
+    def exists() -> bool:
+        found[0] = temporary_of(target, pid)
+        return found[0] is not None
+
+    wait_until(exists, timeout, f"the temporary of {target}")
+    assert found[0] is not None
+    return found[0]
+
+
 def wait_for_lines(path: Path, count: int, timeout: float = 60.0) -> None:
     """Wait until a JSON Lines file being written by another process holds `count` lines (fail after `timeout`)."""
     wait_until(lambda: path.exists() and len(path.read_text().splitlines()) >= count, timeout,

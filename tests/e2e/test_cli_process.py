@@ -10,10 +10,9 @@ from pathlib import Path
 
 import av
 import pytest
-from conftest import read_jsonl, wait_for_lines
+from conftest import read_jsonl, streaming, wait_for_lines
 
 from zerocopy.samples import ClipSpec, write_clip
-from zerocopy.sinks.files import temporary
 
 
 def zerocopy_cli(*args, timeout=120, **kw) -> subprocess.CompletedProcess:
@@ -46,7 +45,7 @@ def _start_long_run(tmp_path, frames=1500):
 def test_ctrl_c_or_sigterm_leaves_complete_outputs(sig, code, tmp_path, face_model_path):
     """SIGTERM (`docker stop`, systemd) stops a run as the first Ctrl-C does; only the exit code differs."""
     proc, out, video, report = _start_long_run(tmp_path)
-    wait_for_lines(temporary(out, proc.pid), 20)  # JSON Lines stream into the temporary until the end
+    wait_for_lines(streaming(out, proc.pid), 20)  # JSON Lines stream into the temporary until the end
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == code, err.decode()
@@ -66,13 +65,13 @@ def test_sigkill_leaves_whole_json_lines_and_a_playable_video_and_the_old_result
     (tmp_path / "d.jsonl").write_text("old\n")
     (tmp_path / "o.mp4").write_bytes(b"old")
     proc, out, video, report = _start_long_run(tmp_path)
-    temp = temporary(out, proc.pid)
+    temp = streaming(out, proc.pid)
     wait_for_lines(temp, 200)  # 8 s of video at 25 fps: several fragments
     proc.kill()
     proc.communicate(timeout=60)
     lines = read_jsonl(temp)
     assert [x["frame"] for x in lines] == list(range(len(lines)))
-    with av.open(str(temporary(video, proc.pid))) as c:
+    with av.open(str(streaming(video, proc.pid))) as c:
         decoded = sum(1 for _ in c.decode(video=0))
     assert decoded >= len(lines) - 3 * 25 - 10, (decoded, len(lines))  # up to the last fragment (≤ 2 s + in flight)
     assert out.read_text() == "old\n" and video.read_bytes() == b"old" and not report.exists()
@@ -159,7 +158,7 @@ def test_two_quick_ctrl_c_end_without_noise(tmp_path, face_model_path):
         out.unlink(missing_ok=True)
         proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", str(clip), "--json", str(out)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        wait_for_lines(temporary(out, proc.pid), 10)
+        wait_for_lines(streaming(out, proc.pid), 10)
         proc.send_signal(signal.SIGINT)
         time.sleep(pause)
         proc.send_signal(signal.SIGINT)

@@ -9,13 +9,13 @@ import threading
 import time
 
 import pytest
+from conftest import streaming
 from livesource import LiveServer, make_ts_clip
 
 from zerocopy.decode.live import LivePolicy
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.errors import InputError
 from zerocopy.samples import ClipSpec
-from zerocopy.sinks.files import temporary
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -279,11 +279,11 @@ def test_the_cli_runs_three_files_and_a_live_stream_at_once_through_a_server_res
         # machine), and no longer than the process runs
         deadline = time.monotonic() + 180
         seen = 0
-        streaming = temporary(out, proc.pid)  # JSON Lines stream into the temporary until the run ends
+        temp = streaming(out, proc.pid)  # JSON Lines stream into the temporary until the run ends
         while time.monotonic() < deadline and seen < 20 and proc.poll() is None:
             time.sleep(0.05)
             with contextlib.suppress(FileNotFoundError):  # not made yet, or just renamed into place
-                complete = streaming.read_text().rpartition("\n")[0]  # a line being written is not read yet
+                complete = temp.read_text().rpartition("\n")[0]  # a line being written is not read yet
                 seen = sum(1 for line in complete.splitlines() if json.loads(line)["input"] == 3)
         live.kill()
         threading.Timer(1.0, live.restart).start()

@@ -12,12 +12,11 @@ from collections import defaultdict
 
 import av
 import pytest
-from conftest import read_jsonl, run_cli, wait_for_lines, wait_until
+from conftest import read_jsonl, run_cli, streaming, wait_for_lines, wait_until
 from faults import write_poison_model, write_undecodable, write_white_clip
 
 import zerocopy
 from zerocopy.samples import ClipSpec, write_clip
-from zerocopy.sinks.files import temporary
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +115,7 @@ def test_ctrl_c_stops_every_input_with_valid_outputs(tmp_path, face_model_path):
     proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "detect", *map(str, clips), "--parallel", "--json",
                              str(out), "--output", str(video)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    wait_for_lines(temporary(out, proc.pid), 30)  # JSON Lines stream into the temporary until the end
+    wait_for_lines(streaming(out, proc.pid), 30)  # JSON Lines stream into the temporary until the end
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err.decode()
@@ -184,3 +183,19 @@ def test_each_frame_of_a_parallel_run_gets_its_own_detections(clips, face_model_
         assert len(got) == len(alone), source
         for i, (boxes, want) in enumerate(zip(got, alone, strict=True)):
             assert boxes.shape == want.shape and (len(want) == 0 or abs(boxes - want).max() < 1.0), (source, i)
+
+
+def test_an_input_whose_first_frame_fails_inference_ends_alone_even_when_it_answers_first(three, tmp_path):
+    """Inputs begin as they answer, so a bad input's frame may be the path's trial: on the CPU that is
+    the input's failure (it ends with it) and the next frame, of another input, is tried (CI caught a
+    run that died of it)."""
+    model = write_poison_model(tmp_path / "poison.xml")
+    white = write_white_clip(tmp_path / "white.mp4", frames=8)
+    good, frames = three[0]
+    for _ in range(3):
+        with zerocopy.Detector(model=str(model), device="CPU") as det:
+            results = list(det.run([white, good], parallel=True, on_error="skip"))
+            inputs = det.report()["inputs"]
+        assert "inference failed" in inputs[0]["error"] and inputs[1]["error"] is None
+        assert [r.index for r in results if r.input == 1] == list(range(frames))
+        assert not [r for r in results if r.input == 0]

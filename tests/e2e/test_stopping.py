@@ -107,3 +107,23 @@ def _connected(listener: socket.socket) -> bool:
     import select
 
     return bool(select.select([listener], [], [], 0)[0])
+
+
+def test_leaving_a_parallel_run_does_not_wait_for_a_live_input_that_is_reconnecting(tmp_path, clip,
+                                                                                     face_model_path):
+    """A review found `break`/`close()` of a parallel run waiting ~30 s for a dropped live input's
+    reconnection (its feeder was halted but its read not interrupted)."""
+    from livesource import LiveServer, make_ts_clip
+
+    ts = make_ts_clip(tmp_path / "live.ts", seconds=2.0)
+    with LiveServer(ts, "http", accept_limit=1) as server, \
+            zerocopy.Detector(str(face_model_path), reconnect=True, reconnect_timeout=30) as det:
+        gen = det.run([server.url, clip], parallel=True)
+        seen = {r.input for r, _ in zip(gen, range(20), strict=False)}
+        assert 0 in seen or 1 in seen
+        server.kill()  # the live input drops and starts reconnecting (30 s of back-off at most)
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        gen.close()
+        took = time.monotonic() - t0
+    assert took < OPEN_TIMEOUT_S / 2, took

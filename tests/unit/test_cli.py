@@ -1,5 +1,6 @@
 """zerocopy.cli: usage errors and refusals that end a command before any clip is run."""
 
+import json
 import os
 from pathlib import Path
 
@@ -184,3 +185,12 @@ def test_report_dash_prints_the_report_on_stdout(clips, tmp_path, capsys, monkey
     assert not (tmp_path / "-").exists()
     assert detect_quiet(clip, "--report", "-", "--json", "-") == 1
     assert "stdout" in one_line_error(capsys)
+
+
+def test_json_to_dev_stdout_is_stdout(clips, capsys, face_model_path):
+    """`--json /dev/stdout` is `-`: opening the name anew was refused for a pipe and truncated a file the
+    shell redirected stdout to."""
+    clip, truth = clips("h264.mp4", ClipSpec(frames=20))
+    assert run_cli("detect", clip, "--model", face_model_path, "--json", "/dev/stdout", "--quiet") == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(truth) and json.loads(lines[0])["frame"] == 0

@@ -155,9 +155,10 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
 
     from zerocopy.api import Detector
     from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, config_from
-    from zerocopy.sinks.files import check_writable
+    from zerocopy.sinks.files import check_writable, stdout_alias
     from zerocopy.sinks.video import check_video_target
 
+    args.json, args.report = stdout_alias(args.json), stdout_alias(args.report)
     for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
         check_writable(option, target)
     if args.output:

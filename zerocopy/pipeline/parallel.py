@@ -34,6 +34,7 @@ def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> 
     try:
         yield from _Merge(p, feeders, merged).events()
     finally:
+        p.abandon.set()  # opens still waiting on a source give up
         for f in feeders:
             f.halt()
         for f in feeders:
@@ -79,6 +80,8 @@ class _Merge:
                 yield InputBegin(self.outcomes[i].source, value.rate, value.expected_frames, i)
             elif kind == _FRAME:
                 self.feeders[i].taken_one()
+                if self.outcomes[i].error:  # its first frame failed the trial: the rest of it is dropped
+                    continue
                 if self.lead is None and not self.p.committed:
                     yield from self._trial(i, value)
                     continue
@@ -102,9 +105,19 @@ class _Merge:
         yield from self._ends()
 
     def _trial(self, i: int, frame: PreparedFrame) -> Iterator[Event]:
+        """The path's trial on this frame. Where a failure is the input's (inference on the CPU: the
+        pipeline raises it rather than refusing the path), that input ends with it and the next frame,
+        of another input, is tried: inputs begin in the order they answer, so a bad one may come first."""
         stream = self.feeders[i].stream
         assert stream is not None
-        ready = self.p.trial(self.p.activate(stream), frame)
+        try:
+            ready = self.p.trial(self.p.activate(stream), frame)
+        except InferenceError as e:
+            self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
+            self.feeders[i].halt()
+            self.p.scheduler.discard()  # a queue that saw a failure is replaced
+            self.p.scheduler = None
+            return
         self.p.committed, self.lead = True, i
         for r in ready:
             yield self.p.done(r, self.outcomes[i], i)
@@ -212,9 +225,11 @@ class _Feeder:
         self._room.release()
 
     def halt(self) -> None:
-        """End it: its frames stop, and an open still waiting on its source is abandoned."""
+        """End it: its frames stop, and a read waiting on a live source (or its reconnection) ends now."""
         self._halt.set()
-        self.p.abandon.set()
+        stream = self.stream
+        if stream is not None:
+            stream.interrupt()
 
     def join(self) -> None:
         self._thread.join()

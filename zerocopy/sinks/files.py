@@ -5,7 +5,7 @@
   temporaries) are checked against each other and against the inputs (through symlinks), and each is
   locked (an advisory `flock` on `.NAME.zerocopy.lock` beside it) for as long as the run lasts, so a
   second zerocopy writing the same file is refused instead of interleaving with the first.
-- `Staged`: an output is written to `.NAME.zerocopy-PID.tmp` beside it and renamed into place only
+- `Staged`: an output is written to `.NAME.zerocopy-PID-XXXXXX.tmp` beside it and renamed into place only
   when the run produced something: a run that fails first leaves the old result alone, and a killed run
   leaves the temporary (whole line by line for JSON Lines, playable up to its last fragment for video).
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,16 @@ from typing import TextIO
 from zerocopy.errors import ZeroCopyError
 
 STDOUT = "-"
+_STDOUT_NAMES = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1")
+# One name per process and run, so a restarted run (PID 1 again in a container) never truncates the
+# temporaries a killed one left, which are its results.
+_RUN = f"{os.getpid()}-{secrets.token_hex(3)}"
+
+
+def stdout_alias(target: str | None) -> str | None:
+    """`/dev/stdout` and its other names mean what `-` means: this process's stdout, shared with the
+    shell (opening the name anew would truncate a file the shell redirected stdout to)."""
+    return STDOUT if target in _STDOUT_NAMES else target
 
 
 def check_writable(option: str, target: str | None) -> None:
@@ -45,14 +56,24 @@ def final_path(target: str | Path) -> Path:
 
 
 def temporary(target: str | Path, pid: int | None = None) -> Path:
-    """The name an output is written under until the run has produced it: `.NAME.zerocopy-PID.tmp`."""
+    """The name an output is written under until the run has produced it: `.NAME.zerocopy-PID-XXXXXX.tmp`
+    (this process's; with `pid`, the glob pattern another process's would match)."""
     path = final_path(target)
-    return path.with_name(f".{path.name}.zerocopy-{os.getpid() if pid is None else pid}.tmp")
+    run = _RUN if pid is None else f"{pid}-*"
+    return path.with_name(f".{path.name}.zerocopy-{run}.tmp")
 
 
-def special(path: str | Path) -> bool:
-    """An existing file that is not a regular one (a FIFO, a device): nothing to stage or lock."""
-    return os.path.exists(path) and not os.path.isfile(path)
+def temporary_of(target: str | Path, pid: int) -> Path | None:
+    """The temporary process `pid` writes `target` under, once it exists."""
+    pattern = temporary(target, pid)
+    return next(iter(sorted(pattern.parent.glob(pattern.name))), None)
+
+
+def special(target: str | Path) -> bool:
+    """A target that is not a regular file, judged by its name as given (a device, `/proc/…/fd/N`, a
+    FIFO): written as it is, nothing to stage or lock."""
+    name = str(target)
+    return name.startswith(("/dev/", "/proc/")) or (os.path.exists(name) and not os.path.isfile(name))
 
 
 def lock_name(target: str | Path) -> Path:
@@ -64,8 +85,8 @@ class Staged:
     """One output written under its temporary name and renamed into place by `finish(keep=True)`."""
 
     def __init__(self, target: str | Path):
-        self.path = final_path(target)
-        self.direct = special(self.path)  # a FIFO or a device is written as it is
+        self.direct = special(target)  # a FIFO or a device is written as it is, by the name given
+        self.path = Path(target) if self.direct else final_path(target)
         self.temp = self.path if self.direct else temporary(target)
 
     def open_text(self) -> TextIO:
@@ -169,7 +190,7 @@ def _unlock(fd: int, t: Target) -> None:
 def claim(targets: Sequence[Target], inputs: Sequence[str]) -> Iterator[None]:
     """Check every file the run will write against the others and the inputs, then hold a lock on
     each until the block ends. Raises `ZeroCopyError` (one line) before any work if one is refused."""
-    targets = [t for t in targets if t.given and t.given != STDOUT and not special(t.path)]
+    targets = [t for t in targets if t.given and t.given != STDOUT and not special(t.given)]
     _check(targets, inputs)
     with contextlib.ExitStack() as held:
         for t in targets:

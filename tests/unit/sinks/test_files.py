@@ -47,7 +47,7 @@ def test_a_staged_file_replaces_the_old_one_only_when_kept(tmp_path):
     with staged.open_text() as f:
         f.write("new\n")
     assert out.read_text() == "old\n" and staged.temp == temporary(out)
-    assert staged.temp.name == f".d.jsonl.zerocopy-{os.getpid()}.tmp"
+    assert staged.temp.name.startswith(f".d.jsonl.zerocopy-{os.getpid()}-") and staged.temp.suffix == ".tmp"
     staged.finish(keep=False)
     assert out.read_text() == "old\n" and not staged.temp.exists()
     write_text(out, "new\n")
@@ -59,3 +59,16 @@ def test_a_symlinked_output_is_written_through_the_link(tmp_path):
     os.symlink(real, tmp_path / "link.json")
     write_text(tmp_path / "link.json", "{}\n")
     assert (tmp_path / "link.json").is_symlink() and real.read_text() == "{}\n"
+
+
+def test_a_run_never_truncates_the_temporaries_an_earlier_run_with_the_same_pid_left(tmp_path):
+    """In a container every run is PID 1: a killed run's temporaries (its results) must survive the next."""
+    from zerocopy.sinks.files import temporary_of
+
+    out = tmp_path / "d.jsonl"
+    left = tmp_path / f".d.jsonl.zerocopy-{os.getpid()}-abc123.tmp"
+    left.write_text("the killed run's lines\n")
+    assert temporary(out) != left and temporary(out).name.startswith(f".d.jsonl.zerocopy-{os.getpid()}-")
+    write_text(out, "new\n")
+    assert left.read_text() == "the killed run's lines\n" and out.read_text() == "new\n"
+    assert temporary_of(out, os.getpid()) == left  # what tests watching another process find
