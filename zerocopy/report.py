@@ -61,7 +61,8 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         },
         "peak_rss_mb": peak_rss_mb(),
         "inputs": [
-            {"source": i.source, "frames": i.frames, "fps": i.fps, "error": i.error, "damage": i.damage.to_dict()}
+            {"source": i.source, "frames": i.frames, "fps": i.fps, "error": i.error, "interrupted": i.interrupted,
+             "damage": i.damage.to_dict()}
             for i in result.inputs
         ],
         "interrupted": result.interrupted,

@@ -18,6 +18,7 @@ class InputOutcome:
     damage: DamageReport = field(default_factory=DamageReport)
     started: float | None = None  # perf_counter when it began, and at its last result
     ended: float | None = None
+    interrupted: bool = False  # a stop cut it short (while it was opened, too): not a failure of its own
 
     @property
     def fps(self) -> float:

@@ -143,6 +143,7 @@ class _Merge:
                 stream = self.feeders[i].stream
                 if stream is not None:
                     self.outcomes[i].damage = stream.damage_report()
+                self.outcomes[i].interrupted = self.feeders[i].cut and not self.outcomes[i].error
                 self.p.note_no_frame(self.outcomes[i])
                 yield InputEnd(self.outcomes[i].source, self.outcomes[i], stream is not None, i)
 
@@ -180,6 +181,7 @@ class _Feeder:
     def __init__(self, index: int, source: str, p: Pipeline, merged: queue.Queue, max_frames: int | None):
         self.index, self.source, self.p, self._merged, self._max = index, source, p, merged, max_frames
         self.stream: FrameStream | None = None
+        self.cut = False  # a stop ended it before its end (while it was opened, too)
         self._taken = 0
         self._room = threading.Semaphore(p.feeder_depth)
         self._halt = threading.Event()
@@ -198,6 +200,7 @@ class _Feeder:
                 kind, value = _ERROR, e
                 return
             except OpenAbandoned:  # stopped while it was being opened: interrupted, not a failure
+                self.cut = True
                 return
             except BaseException as e:  # the path's refusal of this input (or a bug): the consumer decides
                 kind, value = _REFUSED, e
@@ -205,12 +208,15 @@ class _Feeder:
             self._merged.put((self.index, _OPEN, self.stream))
             for frame in self.stream:
                 if self._stopping() or (self._max is not None and self._taken >= self._max):
+                    self.cut = self._stopping()
                     break
                 while not self._room.acquire(timeout=0.05):
                     if self._halt.is_set():
                         return
                 self._taken += 1
                 self._merged.put((self.index, _FRAME, frame))
+            else:
+                self.cut = self._stopping()  # a stop interrupts the stream's reading: it ends early
         except BaseException as e:  # handed to the consumer as this input's error
             kind, value = _ERROR, e
         finally:

@@ -32,11 +32,12 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
         except InputError as e:
             outcome.error = redact_text(str(e))
         except OpenAbandoned:  # stopped while it was being opened: interrupted, not an input's failure
-            pass
+            outcome.interrupted = True
         except (InferenceError, PathUnavailable) as e:
             if not p.committed:
                 raise
             outcome.error = redact_text(f"{source}: {e}")
+        outcome.interrupted = outcome.interrupted or (p.stop_event.is_set() and not outcome.error)
         p.note_no_frame(outcome)
         yield InputEnd(outcome.source, outcome, begun, index)
 
