@@ -158,7 +158,7 @@ def test_a_run_that_fails_before_its_first_frame_keeps_the_old_results(why, clip
     from zerocopy.probe import gather, refusals
 
     if why == "refused path" and not refusals(gather()).get("zero-copy"):
-        pytest.skip("the zero-copy path runs here")
+        pytest.skip(reason="the zero-copy path runs here")
     assert detect_quiet(*args, "--json", old) == 1
     capsys.readouterr()
     assert old.read_text() == '{"frame": 0}\n' and os.listdir(tmp_path) == ["d.jsonl"]
