@@ -173,15 +173,22 @@ class Detector:
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
                keep_images: bool = False, parallel: bool = False):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume.
-        Its arguments are checked here, and a `stop()` from now on ends it."""
+        Its arguments are checked here; a `stop()` made before it ends it (a Ctrl-C while the model
+        loads included), and a run that ended clears the stop for the next one."""
         if self._closed:
             raise ValueError("the detector is closed")
         inputs = _sources(sources)
         _run_options(max_frames, "raise", parallel)
-        self._stop.clear()  # a new run: an earlier stop was the earlier run's
-        run = self._events(inputs, max_frames, bool(keep_images), parallel)
+        run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel))
         self._runs.add(run)
         return run
+
+    def _stopping_after(self, events):
+        try:
+            yield from events
+        finally:
+            events.close()
+            self._stop.clear()  # the stop was this run's
 
     def _candidates(self) -> list[Front]:
         """The fronts to try, best first (`auto`), or the one named by `path`."""

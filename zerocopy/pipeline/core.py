@@ -185,6 +185,7 @@ class Pipeline:
         except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
             self.interrupted = True
         finally:
+            self.interrupted = self.interrupted or self.stop_event.is_set()  # the stop may be cleared later
             self.close()
             self.clock.stop()
 
@@ -196,6 +197,6 @@ class Pipeline:
         self.va.close()
 
     def result(self, sink_s: float = 0.0) -> RunResult:
-        interrupted = self.interrupted or self.stop_event.is_set()
+        interrupted = self.interrupted or self.stop_event.is_set()  # (asked while the run still goes)
         return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
                          self.setup_s, sink_s, self.latency)
