@@ -63,33 +63,34 @@ def source_kind(source: str | Path) -> str:
 
 # Query keys whose values are credentials (camera vendors and streaming servers use all of these).
 _SECRET_KEY = re.compile(r"pass|pwd|token|secret|key|auth|sig|session|credential|jwt|ticket", re.IGNORECASE)
+_PARAM = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;#?/]+)=(?P<value>[^&;#]*)")
+_SRT_PASSWORD = re.compile(r"([,:])p=[^,&#]*")
 _URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 MASK = "***"
 
 
 def redact(source: str) -> str:
     """`source` as it may be shown or written anywhere: a URL's password (or a bare token before the
-    `@`) and the values of credential-like query keys (`token`, `password`, `key`, `auth`, …) masked;
-    anything else unchanged. The real source is still what gets opened. This is the one place that
-    decides what a secret in a source looks like."""
+    `@`, even one holding an unencoded `/` or `@`), the values of credential-like parameters in its
+    query or path (`?token=…`, `;password=…`: `token`, `password`, `key`, `auth`, …) and an SRT
+    stream id's `p=` masked; anything else unchanged. The real source is still what gets opened. This
+    is the one place that decides what a secret in a source looks like."""
     m = _URL.match(source)
     if m is None:
         return source
     scheme, rest = source[: m.end()], source[m.end():]
-    cut = min((i for i in (rest.find("/"), rest.find("?"), rest.find("#")) if i >= 0), default=len(rest))
+    # the authority ends at the first / ? # after the last @ (a password may hold an unencoded / or @)
+    at = rest.rfind("@", 0, min((i for i in (rest.find("?"), rest.find("#")) if i >= 0), default=len(rest)))
+    cut = min((i for i in (rest.find("/", at + 1), rest.find("?", at + 1), rest.find("#", at + 1)) if i >= 0),
+              default=len(rest))
     authority, tail = rest[:cut], rest[cut:]
-    userinfo, at, host = authority.rpartition("@")
-    if at:
+    userinfo, at_sign, host = authority.rpartition("@")
+    if at_sign:
         user, colon, _ = userinfo.partition(":")
         authority = f"{user}:{MASK}@{host}" if colon else f"{MASK}@{host}"
-    path, q, query = tail.partition("?")
-    if q:
-        query, hash_, fragment = query.partition("#")
-        pairs = []
-        for pair in query.split("&"):
-            key, eq, _ = pair.partition("=")
-            pairs.append(f"{key}={MASK}" if eq and _SECRET_KEY.search(key) else pair)
-        tail = f"{path}?{'&'.join(pairs)}{hash_}{fragment}"
+    tail = _PARAM.sub(lambda p: f"{p['sep']}{p['key']}={MASK}" if _SECRET_KEY.search(p["key"]) else p[0], tail)
+    if m.group(1).lower() == "srt":  # streamid=#!::u=name,p=secret (the SRT access control syntax)
+        tail = _SRT_PASSWORD.sub(rf"\g<1>p={MASK}", tail)
     return scheme + authority + tail
 
 

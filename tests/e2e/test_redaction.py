@@ -86,6 +86,10 @@ def test_the_api_shows_no_secret_anywhere(media):
     ("rtsp://admin:p@ss@cam.lan:554/s1?channel=1&token=s3cretTOKEN", "rtsp://admin:***@cam.lan:554/s1?channel=1&token=***"),
     ("https://s3cretTOKEN@host/x?Password=s3cretPW#f", "https://***@host/x?Password=***#f"),
     ("http://127.0.0.1:9/live.ts?session=1&w=2", "http://127.0.0.1:9/live.ts?session=***&w=2"),
+    ("rtsp://admin:pa/ss@cam/x", "rtsp://admin:***@cam/x"),  # an unencoded / in the password
+    ("rtsp://cam/live;user=a;password=s3cretPW", "rtsp://cam/live;user=a;password=***"),  # path parameters
+    ("srt://127.0.0.1:9000?streamid=#!::u=a,p=s3cretPW&latency=2", "srt://127.0.0.1:9000?streamid=#!::u=a,p=***&latency=2"),
+    ("http://127.0.0.1:1/live.ts?page=2", "http://127.0.0.1:1/live.ts?page=2"),
     ("clip.mp4", "clip.mp4"), ("/dev/video0", "/dev/video0"), (str(Path("a b/c.mp4")), "a b/c.mp4"),
 ])
 def test_redact(source, shown):
