@@ -34,7 +34,7 @@ def cmd_bench(args) -> int:
     from zerocopy.bench.report import markdown, plot, table
     from zerocopy.bench.runner import BenchOptions, run_bench
     from zerocopy.cli.options import BENCH_SETTINGS, config_from
-    from zerocopy.sinks.files import check_writable
+    from zerocopy.sinks.files import check_writable, write_text
 
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg", ".pdf"):
         raise ZeroCopyError(f"cannot write --plot {args.plot}: name a .png, .svg or .pdf file")
@@ -52,19 +52,17 @@ def cmd_bench(args) -> int:
             plot_density(result, args.plot)
             args.plot = None
         if args.markdown:
-            Path(args.markdown).write_text(density_table(result) + "\n", encoding="utf-8")
+            write_text(args.markdown, density_table(result) + "\n")
             args.markdown = None
     else:
         result = run_bench(opts, log=say)
         print(table(result))
     if args.json == "-":
         print(json.dumps(result, indent=2))
-    elif args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
+    elif args.json:  # each written whole through a temporary: an old result is replaced, never truncated
+        write_text(args.json, json.dumps(result, indent=2))
     if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as f:
-            f.write(markdown(result))
+        write_text(args.markdown, markdown(result))
     if args.plot:
         plot(result, args.plot)
     return EXIT_OK if result.get("paths") or result.get("density") else EXIT_FAIL
