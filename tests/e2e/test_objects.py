@@ -18,7 +18,8 @@ from zerocopy.samples import load_photo, write_photo_clip
 ENTRY = CATALOG["objects"]
 # (photo, the class it shows, its height as a share of the frame's)
 # (measured, docs/models.md: the cat at 0.2 is found in 0.83 of frames, the cup photo at 0.3 in 0.08)
-MOVING = [("astronaut", "Person", 0.6), ("astronaut", "Person", 0.4), pytest.param("chelsea", "Cat", 0.4, marks=pytest.mark.xfail(
+MOVING = [("astronaut", "Person", 0.6), ("astronaut", "Person", 0.4),
+          pytest.param("chelsea", "Cat", 0.4, marks=pytest.mark.xfail(
               reason="open: the cat gets a second Cat box in some frames (17 boxes in 12 frames on the software "
               "path, more on the baseline), so the paths' extra boxes exceed 0.05 per frame; recall is 1.0")),
           ("coffee", "Coffee cup", 0.4)]

@@ -191,15 +191,14 @@ def npm_tarball_url(src: NpmSource) -> str:
 def bundle_members(loader_js: str) -> dict[str, tuple[int, int]]:
     """Each member of an Emscripten file-packager bundle → (start, end) byte offsets, as its loader
     script lists them (`loadPackage({"files": [{"filename": ..., "start": ..., "end": ...}, ...]})`)."""
-    at = loader_js.find("loadPackage(")
-    if at < 0:
-        raise ModelError("the packed-assets loader script has no loadPackage({...}) metadata")
-    try:
-        meta, _ = json.JSONDecoder().raw_decode(loader_js, at + len("loadPackage("))
-        members = {f["filename"]: (int(f["start"]), int(f["end"])) for f in meta["files"]}
-    except (ValueError, KeyError, TypeError) as e:
-        raise ModelError(f"cannot read the member list of the packed-assets loader script: {e}") from None
-    return members
+    decoder, at = json.JSONDecoder(), loader_js.find("loadPackage(")
+    while at >= 0:  # the script also defines `function loadPackage(metadata)`: take the call with JSON
+        try:
+            meta, _ = decoder.raw_decode(loader_js, at + len("loadPackage("))
+            return {f["filename"]: (int(f["start"]), int(f["end"])) for f in meta["files"]}
+        except (ValueError, KeyError, TypeError):
+            at = loader_js.find("loadPackage(", at + 1)
+    raise ModelError("the packed-assets loader script has no loadPackage({\"files\": [...]}) member list")
 
 
 def bundle_member(bundle: bytes, members: dict[str, tuple[int, int]], name: str) -> bytes:
