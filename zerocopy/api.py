@@ -32,6 +32,7 @@ from zerocopy.config import AUTO_ORDER, RunConfig
 from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.paths import Front, front_for
+from zerocopy.postprocess import label_indices
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
 from zerocopy.sources import expand_inputs
 
@@ -118,6 +119,8 @@ class Detector:
         self._core = make_core(cache_dir() / "ov-cache")
         self.spec = resolve_spec(asked.model, asked.labels, asked.postprocess, asked.resize, core=self._core, log=log)
         self.config = asked.resolve(spec=self.spec)
+        # the run's `classes` as the model's label indices (a name it lacks is a ConfigError, here)
+        self._keep_labels = label_indices(self.config.classes, self.spec.labels) if self.config.classes else None
         self.path: str | None = None
         self.refused: dict[str, str] = {}
         self.choice: PathChoice | None = None
@@ -235,7 +238,7 @@ class Detector:
             for device in devices:
                 config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
                 model = WrappedModel(self._core, self.spec, front.input_kind, config.batch, front.memory_type,
-                                     threshold=config.threshold)
+                                     threshold=config.threshold, keep_labels=self._keep_labels)
                 pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
                                     stop_event=self._stop)
                 self._pipeline = pipeline

@@ -83,6 +83,16 @@ def _pair(item: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def _names(v: Any) -> tuple[str, ...]:
+    """Class names from a comma-separated string or a sequence of names."""
+    items = v.split(",") if isinstance(v, str) else list(v)
+    return tuple(str(n).strip() for n in items)
+
+
+NAMES = Kind("class names (a sequence of names, or one comma-separated string)",
+             lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
+             and len(_names(v)) > 0 and all(_names(v)),
+             convert=_names, parse=_names, optional=True, none="every class")
 SWITCH = Kind("True or False", lambda v: isinstance(v, bool), parse=None, flag=True)
 SCORE = Kind("a number in (0, 1]", lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
              optional=True, none="the model's own")
@@ -110,6 +120,9 @@ class RunConfig:
     postprocess: str | None = setting(
         None, choice(*POSTPROCESSORS, optional=True),
         "how the model's outputs become detections (default: from the catalogue or the output shapes)")
+    classes: tuple[str, ...] | None = setting(
+        None, NAMES, "keep only detections of these classes of the model's labels, comma-separated, "
+        "case-insensitive (e.g. person,car)", "NAMES")
     resize: str | None = setting(None, choice("letterbox", "stretch", optional=True),
                                  "keep the aspect ratio with black bars, or fill the input (default: per model)")
     path: str = setting("auto", choice("auto", *PATHS),

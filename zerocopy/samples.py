@@ -338,3 +338,31 @@ def score_detections(truth: Sequence[np.ndarray], found: Sequence, iou: float = 
         "false": false,
         "duplicates": duplicates,
     }
+
+
+def write_photo_clip(path: str | Path, photo: str, background: str = "rocket", height_share: float = 0.4,
+                     width: int = 640, height: int = 360, frames: int = 12, fps: int = 25) -> list[tuple]:
+    """A whole photo (an object: `astronaut`, `chelsea`, `coffee`) at `height_share` of the frame
+    height moving left to right over a `background` photo, H.264. Returns, per frame, where the photo
+    was pasted: (x, y, scale) — a box `b` on the still photo is `b * scale + (x, y, x, y)` in the frame."""
+    bg = Image.fromarray(load_photo(background)).resize((width, height), Image.BILINEAR)
+    img = Image.fromarray(load_photo(photo))
+    scale = height_share * height / img.height
+    pw, ph = max(2, round(img.width * scale)), max(2, round(img.height * scale))
+    small = img.resize((pw, ph), Image.BILINEAR)
+    placed = []
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = dict(CODEC_OPTIONS["libx264"])
+        for i in range(frames):
+            t = i / max(1, frames - 1)
+            x, y = round(0.02 * width + t * max(0, 0.96 * width - pw)), (height - ph) // 2
+            canvas = bg.copy()
+            canvas.paste(small, (x, y))
+            frame = rgb_to_frame(np.asarray(canvas), "yuv420p", "bt601", False)
+            frame.pts, frame.time_base = i, Fraction(1, fps)
+            out.mux(stream.encode(frame))
+            placed.append((x, y, pw / img.width))
+        out.mux(stream.encode(None))
+    return placed

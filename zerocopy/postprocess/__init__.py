@@ -2,15 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from zerocopy.errors import ModelError
+import numpy as np
+
+from zerocopy.detections import Detections
+from zerocopy.errors import ConfigError, ModelError
 from zerocopy.postprocess.anchor_ssd import KNOWN_LAYOUTS, AnchorSSD
 from zerocopy.postprocess.base import Postprocessor
 from zerocopy.postprocess.detection_output import DetectionOutput
+from zerocopy.postprocess.ssd_multiclass import SSDMulticlass
 from zerocopy.postprocess.yolo import Yolo
 
-POSTPROCESSORS = ("anchor-ssd", "detection-output", "yolo")
+POSTPROCESSORS = ("anchor-ssd", "detection-output", "yolo", "ssd-multiclass")
+
+
+def label_indices(classes: Sequence[str], labels: Sequence[str]) -> tuple[int, ...]:
+    """The indices of `classes` (names, matched case-insensitively) among a model's `labels`; a name
+    the model does not have is a `ConfigError` listing the labels it has."""
+    if not labels:
+        raise ConfigError("classes", "classes needs a model with labels (a catalogue model, or --labels FILE)")
+    folded = [name.casefold() for name in labels]
+    out = []
+    for name in classes:
+        if name.casefold() not in folded:
+            raise ConfigError("classes", f"the model has no class {name!r}; its classes: {', '.join(labels)}")
+        out.append(folded.index(name.casefold()))
+    return tuple(out)
+
+
+class LabelFilter(Postprocessor):
+    """Another postprocessor's detections, only those of some labels (`classes`)."""
+
+    def __init__(self, inner: Postprocessor, keep: Sequence[int]):
+        super().__init__(inner.input_w, inner.input_h, inner.output_names, inner.threshold)
+        self.inner, self.keep = inner, np.asarray(sorted(set(keep)), np.int32)
+        self.kind = inner.kind
+
+    def split(self, outputs: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
+        return self.inner.split(outputs, n)
+
+    def __call__(self, outputs: dict[str, np.ndarray], geometry) -> Detections:
+        d = self.inner(outputs, geometry)
+        mask = np.isin(d.labels, self.keep)
+        return d if mask.all() else Detections(d.xyxy[mask], d.scores[mask], d.labels[mask])
 
 
 def guess_postprocess(output_shapes: dict[str, tuple[int, ...]]) -> str:
@@ -28,7 +64,15 @@ def guess_postprocess(output_shapes: dict[str, tuple[int, ...]]) -> str:
 
 
 def make_postprocessor(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[int, ...]],
-                       options: dict[str, Any] | None, threshold: float) -> Postprocessor:
+                       options: dict[str, Any] | None, threshold: float,
+                       keep_labels: Sequence[int] | None = None) -> Postprocessor:
+    """The decoder `kind` for these outputs; with `keep_labels`, only detections of those labels."""
+    made = _make(kind, input_w, input_h, output_shapes, options, threshold)
+    return made if keep_labels is None else LabelFilter(made, keep_labels)
+
+
+def _make(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[int, ...]],
+          options: dict[str, Any] | None, threshold: float) -> Postprocessor:
     names = list(output_shapes)
     options = dict(options or {})
     if kind == "anchor-ssd":
@@ -44,7 +88,9 @@ def make_postprocessor(kind: str, input_w: int, input_h: int, output_shapes: dic
         return DetectionOutput(input_w, input_h, names, threshold)
     if kind == "yolo":
         return Yolo(input_w, input_h, names, threshold, **options)
+    if kind == "ssd-multiclass":
+        return SSDMulticlass(input_w, input_h, names, threshold, **options)
     raise ModelError(f"unknown postprocessing {kind!r}; choose from {', '.join(POSTPROCESSORS)}")
 
 
-__all__ = ["POSTPROCESSORS", "Postprocessor", "guess_postprocess", "make_postprocessor"]
+__all__ = ["POSTPROCESSORS", "Postprocessor", "guess_postprocess", "label_indices", "make_postprocessor"]
