@@ -12,10 +12,11 @@ import json
 import sys
 from pathlib import Path
 
+from zerocopy.agreement import score_detections
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.catalog.fetch import pull
 from zerocopy.cli import main as zerocopy_main
-from zerocopy.samples import ClipSpec, crowd, score_detections, write_clip
+from zerocopy.samples import ClipSpec, crowd, write_clip
 
 
 def main() -> int:

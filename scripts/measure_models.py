@@ -20,8 +20,9 @@ import shlex
 import time
 from pathlib import Path
 
+from zerocopy.agreement import score_detections
 from zerocopy.cli import main as zerocopy_main
-from zerocopy.samples import ClipSpec, Person, crowd, score_detections, write_clip
+from zerocopy.samples import ClipSpec, Person, crowd, write_clip
 
 CONFIGS = [
     "--model face --threshold 0.5",

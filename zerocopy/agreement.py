@@ -1,4 +1,5 @@
-"""How far two runs' detections agree: the check that a faster path did not change the results."""
+"""How far detections agree: two runs' (the check that a faster path did not change the results),
+and a run's against the true boxes of a made clip (`score_detections`)."""
 
 from __future__ import annotations
 
@@ -41,4 +42,62 @@ def compare_runs(reference: Sequence[dict], other: Sequence[dict], iou: float = 
         "extra": extra,
         "mean_iou": round(float(np.mean(ious)), 4) if ious else None,
         "max_score_diff": round(float(max(diffs)), 4) if diffs else None,
+    }
+
+
+def score_detections(truth: Sequence[np.ndarray], found: Sequence, iou: float = 0.4) -> dict:
+    """Score detections against the true face boxes, frame by frame.
+
+    `found`: per frame, an (n, 4) array of boxes or a JSON Lines record (`{"detections": [...]}`).
+    Each true face is matched to at most one detection (the best by IoU, greedily, IoU ≥ `iou`).
+    An unmatched detection centred inside a matched face's box is that face's second box (a
+    duplicate); every other unmatched detection (elsewhere, or a badly placed box on a face that was
+    missed) is a false detection.
+
+    Returns recall (matched faces / faces), false detections per frame (and per face-free frame),
+    the share of faces with a second box, and counts.
+    """
+    from zerocopy.detections import box_iou
+
+    faces = matched = false = false_free = duplicates = frames = free = 0
+    for boxes, dets in zip(truth, found, strict=True):
+        if isinstance(dets, dict):
+            dets = [d["box"] for d in dets["detections"]]
+        det = np.asarray(dets, np.float32).reshape(-1, 4)
+        boxes = np.asarray(boxes, np.float32).reshape(-1, 4)
+        frames += 1
+        free += len(boxes) == 0
+        faces += len(boxes)
+        used = np.zeros(len(det), bool)
+        hit = np.zeros(len(boxes), bool)
+        if len(boxes) and len(det):
+            m = box_iou(boxes, det)
+            for _ in range(min(len(boxes), len(det))):
+                t, d = np.unravel_index(np.argmax(m), m.shape)
+                if m[t, d] < iou:
+                    break
+                used[d] = hit[t] = True
+                m[t, :] = -1.0
+                m[:, d] = -1.0
+        matched += int(hit.sum())
+        rest = det[~used]
+        centres = (rest[:, :2] + rest[:, 2:]) / 2
+        inside = ((centres[:, None, 0] >= boxes[None, :, 0]) & (centres[:, None, 0] <= boxes[None, :, 2])
+                  & (centres[:, None, 1] >= boxes[None, :, 1]) & (centres[:, None, 1] <= boxes[None, :, 3]))
+        second = inside & hit[None, :]
+        duplicates += int(second.any(axis=0).sum())
+        extra = int((~second.any(axis=1)).sum())
+        false += extra
+        if len(boxes) == 0:
+            false_free += extra
+    return {
+        "frames": frames,
+        "faces": faces,
+        "recall": matched / faces if faces else 1.0,
+        "false_per_frame": false / frames if frames else 0.0,
+        "false_per_free_frame": false_free / free if free else 0.0,
+        "duplicate_share": duplicates / faces if faces else 0.0,
+        "matched": matched,
+        "false": false,
+        "duplicates": duplicates,
     }

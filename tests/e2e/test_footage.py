@@ -11,10 +11,8 @@ import pytest
 from conftest import read_jsonl, run_cli
 from footage import CROWDS, FREE, LARGE
 
+from zerocopy.agreement import score_detections
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
-from zerocopy.samples import (
-    score_detections,
-)
 
 
 def default_args() -> list[str]:

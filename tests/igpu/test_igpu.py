@@ -88,7 +88,7 @@ def test_gpu_paths_find_several_small_faces(igpu, path, clips, tmp_path):
     per frame, ≤ 2 % of faces boxed twice, with the defaults."""
     from footage import CROWDS, FREE
 
-    from zerocopy.samples import score_detections
+    from zerocopy.agreement import score_detections
 
     truth, lines = [], []
     for name, spec in {**CROWDS, **FREE}.items():

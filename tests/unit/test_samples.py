@@ -5,13 +5,13 @@ import pytest
 from footage import CROWDS
 from PIL import Image
 
+from zerocopy.agreement import score_detections
 from zerocopy.samples import (
     FACE_BOXES,
     Sprite,
     crowd,
     load_photo,
     scene,
-    score_detections,
 )
 
 
