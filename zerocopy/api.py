@@ -34,6 +34,7 @@ from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.paths import Front, front_for
 from zerocopy.postprocess import label_indices
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
+from zerocopy.roi.setup import make_stage, resolve_tasks
 from zerocopy.sources import expand_inputs
 
 Source = str | Path
@@ -121,6 +122,7 @@ class Detector:
         self.config = asked.resolve(spec=self.spec)
         # the run's `classes` as the model's label indices (a name it lacks is a ConfigError, here)
         self._keep_labels = label_indices(self.config.classes, self.spec.labels) if self.config.classes else None
+        self._regions = resolve_tasks(self.config, self.spec, self._core, log)  # `classify`: pulled, checked
         self.path: str | None = None
         self.refused: dict[str, str] = {}
         self.choice: PathChoice | None = None
@@ -239,8 +241,9 @@ class Detector:
                 config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
                 model = WrappedModel(self._core, self.spec, front.input_kind, config.batch, front.memory_type,
                                      threshold=config.threshold, keep_labels=self._keep_labels)
+                rois = make_stage(self._core, self._regions, config, front.input_kind, front.memory_type)
                 pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
-                                    stop_event=self._stop)
+                                    stop_event=self._stop, rois=rois)
                 self._pipeline = pipeline
                 events = pipeline.events(inputs, max_frames)
                 held = []

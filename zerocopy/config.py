@@ -93,6 +93,14 @@ NAMES = Kind("class names (a sequence of names, or one comma-separated string)",
              lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
              and len(_names(v)) > 0 and all(_names(v)),
              convert=_names, parse=_names, optional=True, none="every class")
+def _items(v: Any) -> tuple[str, ...]:
+    return (v,) if isinstance(v, str) else tuple(v)
+
+
+TASKS = Kind("MODEL or MODEL:LABEL,... items (a sequence of them, or one string)",
+             lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
+             and all(s.strip() and not s.strip().endswith(":") for s in _items(v)),
+             convert=lambda v: tuple(s.strip() for s in _items(v)), parse=str, repeat=True)
 SWITCH = Kind("True or False", lambda v: isinstance(v, bool), parse=None, flag=True)
 SCORE = Kind("a number in (0, 1]", lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
              optional=True, none="the model's own")
@@ -123,6 +131,15 @@ class RunConfig:
     classes: tuple[str, ...] | None = setting(
         None, NAMES, "keep only detections of these classes of the model's labels, comma-separated, "
         "case-insensitive (e.g. person,car)", "NAMES")
+    classify: tuple[str, ...] = setting(
+        (), TASKS, "run a second model on the boxes of these labels (all boxes if none), repeatable: a catalogue "
+        "region model (face-mesh, ...) or a classifier file; its results go into each box's attributes and "
+        "keypoints", "MODEL[:LABEL,...]")
+    max_rois: int = setting(8, integer(1, optional=False), "with --classify: at most this many boxes per frame "
+                            "and region model, the largest first", "N")
+    min_presence: float | None = setting(
+        None, SCORE, "with --classify and a landmark model (face-mesh): drop boxes whose presence score is below "
+        "this (a check that a face box holds a face)", "SCORE")
     resize: str | None = setting(None, choice("letterbox", "stretch", optional=True),
                                  "keep the aspect ratio with black bars, or fill the input (default: per model)")
     path: str = setting("auto", choice("auto", *PATHS),

@@ -9,28 +9,65 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class Attribute:
+    """What a second model said of one box (`--classify`): `model` names it, `name` is its class or
+    the quantity it measures ("Left", "presence", "180"), `score` its confidence."""
+
+    model: str
+    name: str
+    score: float
+
+    def to_record(self) -> dict:
+        return {"model": self.model, "name": self.name, "score": round(float(self.score), 4)}
+
+
+@dataclass(frozen=True)
 class Detections:
-    """Boxes in source-frame pixels (x1, y1, x2, y2), with scores and integer labels."""
+    """Boxes in source-frame pixels (x1, y1, x2, y2), with scores and integer labels.
+
+    With second models (`--classify`), `attributes` holds each box's tuple of `Attribute`s and
+    `keypoints` each box's (K, 2) points in source-frame pixels (None for a box no landmark model
+    ran on); both are empty tuples when no second model ran.
+    """
 
     xyxy: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
     scores: np.ndarray = field(default_factory=lambda: np.zeros((0,), np.float32))
     labels: np.ndarray = field(default_factory=lambda: np.zeros((0,), np.int32))
+    attributes: tuple[tuple[Attribute, ...], ...] = ()
+    keypoints: tuple[np.ndarray | None, ...] = ()
 
     def __post_init__(self) -> None:
         if not (len(self.xyxy) == len(self.scores) == len(self.labels)):
             raise ValueError("xyxy, scores and labels must have the same length")
+        for name in ("attributes", "keypoints"):
+            extra = getattr(self, name)
+            if extra and len(extra) != len(self.scores):
+                raise ValueError(f"{name} must be empty or have one entry per box")
 
     def __len__(self) -> int:
         return len(self.scores)
+
+    def __getitem__(self, keep: np.ndarray | slice | Sequence[int]) -> Detections:
+        """The boxes `keep` selects (a boolean mask, indices or a slice), with what is attached to them."""
+        idx = np.arange(len(self))[keep]
+        return Detections(self.xyxy[idx], self.scores[idx], self.labels[idx],
+                          tuple(self.attributes[i] for i in idx) if self.attributes else (),
+                          tuple(self.keypoints[i] for i in idx) if self.keypoints else ())
 
     @classmethod
     def empty(cls) -> Detections:
         return cls()
 
+    def with_extras(self, attributes: Sequence[Sequence[Attribute]],
+                    keypoints: Sequence[np.ndarray | None]) -> Detections:
+        """These boxes with per-box attributes and keypoints attached (one entry per box each)."""
+        return Detections(self.xyxy, self.scores, self.labels, tuple(tuple(a) for a in attributes), tuple(keypoints))
+
     def to_records(self, names: Sequence[str] | None = None) -> list[dict]:
-        """JSON-ready dicts: box rounded to 0.1 px, score to 4 digits, label name when known."""
+        """JSON-ready dicts: box rounded to 0.1 px, score to 4 digits, label name when known, and what
+        second models attached (`attributes`; `keypoints` as [x, y] pairs rounded to 0.1 px)."""
         out = []
-        for box, score, label in zip(self.xyxy, self.scores, self.labels, strict=True):
+        for i, (box, score, label) in enumerate(zip(self.xyxy, self.scores, self.labels, strict=True)):
             rec = {
                 "box": [round(float(v), 1) for v in box],
                 "score": round(float(score), 4),
@@ -38,6 +75,10 @@ class Detections:
             }
             if names is not None and 0 <= label < len(names):
                 rec["name"] = names[label]
+            if self.attributes and self.attributes[i]:
+                rec["attributes"] = [a.to_record() for a in self.attributes[i]]
+            if self.keypoints and self.keypoints[i] is not None:
+                rec["keypoints"] = np.round(self.keypoints[i][:, :2].astype(np.float64), 1).tolist()
             out.append(rec)
         return out
 

@@ -66,6 +66,8 @@ class PreparedFrame:
     `inputs` maps model input names to whatever the hand-off produced (host arrays or remote
     tensors). `keepalive` holds objects that must outlive the inference request (e.g. the VA
     surface's frame). `picture` is the decoded full-size frame, kept only when a sink draws on it.
+    `source` is the decoded frame in the path's own memory (a software frame, the baseline's BGR
+    picture, a VA surface's frame), kept only when region models crop from it (`--classify`).
     `arrived` is the `time.perf_counter()` at which the frame came out of the decoder (after realtime
     pacing), where its arrival→result latency starts; None if the decoder did not say.
     """
@@ -81,3 +83,4 @@ class PreparedFrame:
     picture: Any = None
     keepalive: Any = None
     arrived: float | None = None
+    source: Any = None

@@ -31,6 +31,7 @@ class Code(enum.Enum):
     VA_FIRST_FRAME = "va-first-frame-failed"
     NO_SURFACE_SHARING = "no-surface-sharing"
     NO_OPENCV = "no-opencv"
+    ROI_CROP = "region-crop-failed"
     OTHER = "other"
 
 
@@ -51,6 +52,7 @@ SHORT: dict[Code, str] = {
     Code.COMPILE: "the model does not compile there",
     Code.BIND: "binding the first frame failed",
     Code.FIRST_INFERENCE: "the first inference failed",
+    Code.ROI_CROP: "cropping regions there failed",
     Code.VA_FIRST_FRAME: "the VA pipeline failed on the first frame",
     Code.NO_SURFACE_SHARING: "OpenVINO cannot share the VA display",
     Code.NO_OPENCV: "OpenCV is not installed",

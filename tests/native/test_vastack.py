@@ -142,7 +142,7 @@ def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bri
 
             def prepare(frame):
                 small, shown, g = scaler(frame)  # the bridge refuses a frame without hw_frames_ctx
-                return {}, g, None, shown
+                return {}, g, None, shown, None
 
             stream = PreparedStream(PyAVDecoder(source), prepare)
             prime(self.name, stream, source)

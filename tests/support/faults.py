@@ -87,7 +87,7 @@ class StandInFront(SoftwareFront):
 
         if self.fail_at == "decode":
             decoder = PyAVDecoder(self.undecodable, give_up_without_frame=8)
-            stream = PreparedStream(decoder, lambda frame: ({}, None, None, None))
+            stream = PreparedStream(decoder, lambda frame: ({}, None, None, None, None))
             prime(self.name, stream, source)
             raise PathUnavailable({self.name: "the undecodable input decoded"})  # never reached
         stream = super().open(source, req)

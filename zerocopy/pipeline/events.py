@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from zerocopy.decode.damage import DamageReport
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.roi.stage import RoiTimes
 from zerocopy.stats import Distribution, RunClock, StageTimes
 
 
@@ -65,6 +66,7 @@ class RunResult:
     setup_s: float = 0.0  # opening the first input and compiling the model, not in the clock
     sink_s: float = 0.0  # wall time spent in the sinks (the annotated MP4's encoder, mostly), in the clock
     latency: Distribution = field(default_factory=Distribution)  # arrival → result (ms), live or paced inputs
+    rois: RoiTimes | None = None  # the second models' stage (`--classify`)
 
     @property
     def frames(self) -> int:

@@ -1,0 +1,102 @@
+"""A region model's outputs → what is attached to the box: attributes, keypoints, a presence score.
+
+One decoder per kind of region model (`ROI_DECODERS`); each is made once per run for one model's
+output shapes and called once per region.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from zerocopy.detections import Attribute
+from zerocopy.errors import ModelError
+from zerocopy.roi.crops import RoiPlacement
+
+
+@dataclass(frozen=True)
+class RoiResult:
+    """What one region model said of one box. `presence` (0–1) is how sure a landmark model is that
+    the region holds what it models at all: `--min-presence` drops boxes below it."""
+
+    attributes: tuple[Attribute, ...] = ()
+    keypoints: np.ndarray | None = None  # (K, 2) frame pixels
+    presence: float | None = None
+
+
+def sigmoid(x: np.ndarray | float) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(np.asarray(x, np.float64), -80, 80)))
+
+
+def by_size(shapes: dict[str, tuple[int, ...]]) -> dict[int, str]:
+    """Output names by their element count (region models tell their outputs apart by size)."""
+    return {int(np.prod(s)): name for name, s in shapes.items()}
+
+
+class RoiDecoder(ABC):
+    """Decodes one region model's outputs; `model` is the name attributes carry."""
+
+    def __init__(self, model: str, input_w: int, input_h: int, shapes: dict[str, tuple[int, ...]],
+                 labels: Sequence[str] = ()):
+        self.model, self.input_w, self.input_h, self.labels = model, input_w, input_h, tuple(labels)
+        self.shapes = shapes
+
+    def output(self, sizes: Sequence[int], what: str) -> str:
+        """The output with one of these element counts, or a `ModelError` saying which was expected."""
+        found = by_size(self.shapes)
+        for n in sizes:
+            if n in found:
+                return found[n]
+        raise ModelError(f"{self.model}: no {what} output (expected {' or '.join(map(str, sizes))} values; "
+                         f"the outputs are {list(self.shapes.values())})")
+
+    @abstractmethod
+    def __call__(self, outputs: dict[str, np.ndarray], place: RoiPlacement) -> RoiResult:
+        """One region's result."""
+
+
+class FaceLandmarks(RoiDecoder):
+    """MediaPipe's face mesh: 468 (x, y, z) points in input pixels and a face-presence logit."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.points, self.presence = self.output((1404,), "landmarks"), self.output((1,), "presence")
+
+    def __call__(self, outputs, place):
+        presence = float(sigmoid(outputs[self.presence].reshape(-1)[0]))
+        points = place.points_to_source(outputs[self.points].reshape(-1, 3))
+        return RoiResult((Attribute(self.model, "presence", presence),), points, presence)
+
+
+class Classifier(RoiDecoder):
+    """Any classifier with one output of class scores: its best class and that class's probability
+    (softmax, unless the scores already sum to 1)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if len(self.shapes) != 1:
+            raise ModelError(f"{self.model}: a classifier has one output of class scores, not {len(self.shapes)}")
+        (self.scores,) = self.shapes
+
+    def __call__(self, outputs, place):
+        s = outputs[self.scores].reshape(-1).astype(np.float64)
+        p = s if (s >= 0).all() and abs(s.sum() - 1) < 1e-3 else np.exp(s - s.max()) / np.exp(s - s.max()).sum()
+        best = int(np.argmax(p))
+        name = self.labels[best] if best < len(self.labels) else str(best)
+        return RoiResult((Attribute(self.model, name, float(p[best])),))
+
+
+ROI_DECODERS: dict[str, type[RoiDecoder]] = {
+    "face-landmarks": FaceLandmarks,
+    "classifier": Classifier,
+}
+
+
+def make_roi_decoder(kind: str, model: str, input_w: int, input_h: int, shapes: dict[str, tuple[int, ...]],
+                     labels: Sequence[str] = ()) -> RoiDecoder:
+    if kind not in ROI_DECODERS:
+        raise ModelError(f"unknown region-model decoding {kind!r}; choose from {', '.join(ROI_DECODERS)}")
+    return ROI_DECODERS[kind](model, input_w, input_h, shapes, labels)

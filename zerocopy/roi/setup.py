@@ -1,0 +1,56 @@
+"""From a run's `classify` setting to the region models of one pipeline: resolved once per `Detector`
+(pulled, checked against the detector's labels), wrapped per path (NV12 host planes, NV12 surfaces, BGR)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import openvino as ov
+
+from zerocopy.config import RunConfig
+from zerocopy.errors import ConfigError
+from zerocopy.infer.model import ModelSpec, WrappedModel, resolve_spec
+from zerocopy.postprocess import label_indices
+from zerocopy.roi.stage import RegionModel, RoiStage
+from zerocopy.roi.tasks import RoiTask, parse_task
+
+
+@dataclass(frozen=True)
+class ResolvedTask:
+    task: RoiTask
+    spec: ModelSpec
+    keep: tuple[int, ...] | None  # the detector's label indices whose boxes it runs on (None: all)
+
+
+def resolve_tasks(config: RunConfig, detector: ModelSpec, core: ov.Core,
+                  log: Callable[[str], None] | None = None) -> list[ResolvedTask]:
+    """Each `classify` item's model pulled and read, and its labels found among the detector's."""
+    if config.min_presence is not None and not config.classify:
+        raise ConfigError("min_presence", "min_presence needs a landmark model to score boxes: --classify face-mesh")
+    out = []
+    for item in config.classify:
+        task = parse_task(item)
+        spec = resolve_spec(task.model, core=core, log=log, task="classify")
+        keep = None
+        if task.labels:
+            try:
+                keep = label_indices(task.labels, detector.labels)
+            except ConfigError as e:
+                raise ConfigError("classify", f"--classify {task.text}: {e}") from None
+        out.append(ResolvedTask(task, spec, keep))
+    return out
+
+
+def make_stage(core: ov.Core, tasks: list[ResolvedTask], config: RunConfig, input_kind: str,
+               memory_type: str | None) -> RoiStage | None:
+    """The region stage for one pipeline (None without `classify`): each model wrapped for the path."""
+    if not tasks:
+        return None
+    models = []
+    for t in tasks:
+        wrapped = WrappedModel(core, t.spec, input_kind, 1, memory_type)  # type: ignore[arg-type]
+        entry = t.spec.entry
+        models.append(RegionModel(wrapped, t.spec.postprocess or "classifier", t.keep, config.max_rois,
+                                  entry.crop_expand if entry else 1.0, entry.crop_square if entry else False))
+    return RoiStage(models, config.min_presence)

@@ -1,0 +1,160 @@
+"""The second-model stage: per frame, the boxes each region model runs on, cropped, inferred with every
+region in flight at once, decoded and attached; with `min_presence`, boxes a landmark model says are
+not what it models are dropped.
+
+It runs where detections are made (`Pipeline.done`), on the run's device and, on the zero-copy
+path, on the run's remote context. Its times are its own (`RoiTimes`): per region and per frame.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import openvino as ov
+
+from zerocopy.detections import Attribute, Detections
+from zerocopy.errors import InferenceError, openvino_reason
+from zerocopy.frames import PreparedFrame
+from zerocopy.infer.model import WrappedModel
+from zerocopy.roi.crops import crop_for
+from zerocopy.roi.decoders import RoiDecoder, RoiResult, make_roi_decoder
+from zerocopy.roi.feeds import Fed, RoiFeed
+from zerocopy.stats import Distribution
+
+ROI_NIREQ = 4  # regions in flight at once per region model
+
+
+@dataclass
+class RoiTimes:
+    """Region stage times: cropping and resizing per region, the whole stage per frame (with regions)."""
+
+    crop: Distribution = field(default_factory=Distribution)  # ms per region
+    inference: Distribution = field(default_factory=Distribution)  # ms per region (its share of the wall time)
+    frame: Distribution = field(default_factory=Distribution)  # ms per frame that had regions
+    regions: int = 0
+    seconds: float = 0.0  # wall time in the stage
+
+    def summary(self) -> dict[str, Any]:
+        return {"regions": self.regions, "per_region_crop_ms": self.crop.summary(),
+                "per_region_inference_ms": self.inference.summary(), "per_frame_ms": self.frame.summary(),
+                "regions_per_s": round(self.regions / self.seconds, 1) if self.seconds > 0 else 0.0}
+
+    def reset(self) -> None:
+        for d in (self.crop, self.inference, self.frame):
+            d.reset()
+        self.regions, self.seconds = 0, 0.0
+
+
+class RegionModel:
+    """One `--classify` model in a run: wrapped for the path's input, run on the boxes of `keep` (detector
+    label indices; None: every box), at most `max_rois` per frame, the largest first."""
+
+    def __init__(self, wrapped: WrappedModel, kind: str, keep: tuple[int, ...] | None, max_rois: int,
+                 expand: float, square: bool):
+        self.wrapped, self.kind, self.keep, self.max_rois = wrapped, kind, keep, max_rois
+        self.expand, self.square = expand, square
+        self.decoder: RoiDecoder = make_roi_decoder(kind, wrapped.spec.name, wrapped.width, wrapped.height,
+                                                    wrapped.output_shapes, wrapped.spec.labels)
+        self.feed: RoiFeed | None = None
+        self._queue: ov.AsyncInferQueue | None = None
+        self._outputs: dict[int, dict[str, np.ndarray]] = {}
+
+    @property
+    def name(self) -> str:
+        return self.wrapped.spec.name
+
+    def activate(self, device: str, context: Any, ov_config: dict[str, Any], feed: RoiFeed) -> None:
+        self.wrapped.compile(device, context, ov_config)
+        self.feed = feed
+        self._queue = ov.AsyncInferQueue(self.wrapped.compiled, ROI_NIREQ)
+        self._queue.set_callback(self._done)
+
+    def release(self) -> None:
+        self._queue, self.feed = None, None
+        self.wrapped.release()
+
+    def chosen(self, dets: Detections) -> np.ndarray:
+        """Indices of the boxes this model runs on: its labels, the largest first, at most `max_rois`."""
+        idx = np.arange(len(dets))
+        if self.keep is not None:
+            idx = idx[np.isin(dets.labels, self.keep)]
+        area = (dets.xyxy[idx, 2] - dets.xyxy[idx, 0]) * (dets.xyxy[idx, 3] - dets.xyxy[idx, 1])
+        return idx[np.argsort(-area, kind="stable")][: self.max_rois]
+
+    def _done(self, request: ov.InferRequest, slot: int) -> None:
+        self._outputs[slot] = self.wrapped.outputs_of(request)
+
+    def infer(self, fed: Sequence[Fed]) -> list[RoiResult]:
+        """Every region in flight at once (up to the queue's requests), then decoded in order."""
+        assert self._queue is not None, "activate first"
+        self._outputs = {}
+        held = []
+        try:
+            for i, (inputs, _place, keepalive) in enumerate(fed):
+                rid = self._queue.get_idle_request_id()
+                request = self._queue[rid]
+                for name, value in inputs.items():
+                    if isinstance(value, np.ndarray):
+                        request.get_tensor(name).data[...] = value
+                    else:  # a remote tensor over a VA surface
+                        request.set_tensor(name, value)
+                held.append((inputs, keepalive))
+                self._queue.start_async(userdata=i)
+            self._queue.wait_all()
+        except RuntimeError as e:
+            raise InferenceError(f"{self.name} failed on a region: {openvino_reason(e)}") from None
+        return [self.decoder(self._outputs[i], place) for i, (_inputs, place, _keep) in enumerate(fed)]
+
+
+class RoiStage:
+    """Every region model of a run, applied to one frame's detections at a time."""
+
+    def __init__(self, models: Sequence[RegionModel], min_presence: float | None = None):
+        self.models, self.min_presence = list(models), min_presence
+        self.times = RoiTimes()
+
+    def __call__(self, frame: PreparedFrame, dets: Detections) -> Detections:
+        if not len(dets) or frame.source is None:
+            return dets
+        t_frame = time.perf_counter()
+        attributes: list[list[Attribute]] = [[] for _ in range(len(dets))]
+        keypoints: list[np.ndarray | None] = [None] * len(dets)
+        keep = np.ones(len(dets), bool)
+        regions = 0
+        for model in self.models:
+            assert model.feed is not None, "activate first"
+            picked = model.chosen(dets)
+            crops = [crop_for(dets.xyxy[i], frame.width, frame.height, model.expand, model.square) for i in picked]
+            boxes = [i for i, c in zip(picked, crops, strict=True) if c is not None]
+            if not boxes:
+                continue
+            t0 = time.perf_counter()
+            fed = model.feed(frame.source, [c for c in crops if c is not None])
+            t1 = time.perf_counter()
+            results = model.infer(fed)
+            t2 = time.perf_counter()
+            for _ in boxes:
+                self.times.crop.add((t1 - t0) * 1e3 / len(boxes))
+                self.times.inference.add((t2 - t1) * 1e3 / len(boxes))
+            regions += len(boxes)
+            for i, res in zip(boxes, results, strict=True):
+                attributes[i].extend(res.attributes)
+                if res.keypoints is not None and keypoints[i] is None:
+                    keypoints[i] = res.keypoints
+                if self.min_presence is not None and res.presence is not None and res.presence < self.min_presence:
+                    keep[i] = False
+        if regions:
+            elapsed = time.perf_counter() - t_frame
+            self.times.frame.add(elapsed * 1e3)
+            self.times.regions += regions
+            self.times.seconds += elapsed
+        out = dets.with_extras(attributes, keypoints)
+        return out if keep.all() else out[keep]
+
+    def release(self) -> None:
+        for model in self.models:
+            model.release()
