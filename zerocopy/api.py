@@ -241,7 +241,7 @@ class Detector:
                 config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
                 model = WrappedModel(self._core, self.spec, front.input_kind, config.batch, front.memory_type,
                                      threshold=config.threshold, keep_labels=self._keep_labels)
-                rois = make_stage(self._core, self._regions, config, front.input_kind, front.memory_type)
+                rois = make_stage(self._core, self._regions, config, front.roi_input_kind, front.memory_type)
                 pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
                                     stop_event=self._stop, rois=rois)
                 self._pipeline = pipeline

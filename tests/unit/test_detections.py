@@ -28,3 +28,20 @@ def test_box_iou_on_known_boxes():
     np.testing.assert_allclose(iou[0], [1.0, 25 / 175, 0.0], rtol=1e-6)
     assert iou[2, 2] == 0.0  # an empty box overlaps nothing, not even itself
     assert box_iou(a, np.zeros((0, 4))).shape == (3, 0)
+
+
+def test_second_model_results_travel_with_their_boxes():
+    from zerocopy.detections import Attribute
+
+    d = Detections(np.array([[0, 0, 10, 10], [20, 20, 40, 40]], np.float32), np.array([0.9, 0.8], np.float32),
+                   np.array([0, 0]))
+    assert d.attributes == () and d.keypoints == ()
+    e = d.with_extras([[Attribute("face-mesh", "presence", 0.99)], []], [np.array([[5.04, 5.0]]), None])
+    recs = e.to_records(["face"])
+    assert recs[0]["attributes"] == [{"model": "face-mesh", "name": "presence", "score": 0.99}]
+    assert recs[0]["keypoints"] == [[5.0, 5.0]] and "attributes" not in recs[1] and "keypoints" not in recs[1]
+    second = e[np.array([False, True])]
+    assert len(second) == 1 and second.attributes == ((),) and second.keypoints == (None,)
+    assert len(d[[1]]) == 1 and d[[1]].attributes == ()
+    with pytest.raises(ValueError, match="attributes"):
+        Detections(d.xyxy, d.scores, d.labels, attributes=((),))

@@ -19,7 +19,7 @@ from zerocopy.cli.options import (
     EXIT_USAGE,
     build_parser,
 )
-from zerocopy.errors import PathUnavailable, ZeroCopyError
+from zerocopy.errors import ConfigError, PathUnavailable, ZeroCopyError
 from zerocopy.sources import redact_text
 
 
@@ -119,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             for why in reasons:
                 say(f"the {path} path cannot run here: {why}")
         return EXIT_FAIL
+    except ConfigError as e:  # a setting checked against the model (a class it lacks): a usage error
+        say(str(e))
+        return EXIT_USAGE
     except ZeroCopyError as e:
         say(str(e))
         return EXIT_FAIL

@@ -26,6 +26,8 @@ class Outputs:
     max_frames: int | None = None
     parallel: bool = False
     progress: Progress | None = None
+    anonymise: tuple[int, ...] | None = None  # label indices made unrecognisable in the annotated video
+    anonymise_style: str = "pixelate"
 
 
 @dataclass
@@ -46,7 +48,8 @@ def _sinks(out: Outputs, labels, inputs: int):
     except OSError as e:
         raise ZeroCopyError(f"cannot write --json {out.json}: {e.strerror or e}") from None
     if out.output:
-        sinks.append(VideoSink(out.output, labels, inputs=inputs))
+        sinks.append(VideoSink(out.output, labels, inputs=inputs, anonymise=out.anonymise,
+                               style=out.anonymise_style))
     return sinks
 
 
@@ -163,6 +166,8 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
         check_writable(option, target)
     if args.output:
         check_video_target(args.output)
+    if args.anonymise and not args.output:
+        raise ZeroCopyError("--anonymise changes the annotated video: give --output FILE.mp4 too")
     on_refusal = None
     if args.verbose:
         def on_refusal(name, device, why):
@@ -172,6 +177,13 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
     # a first use says what it downloads
     with claim_outputs(args), Detector(config=config_from(args), log=say, on_refusal=on_refusal) as detector, \
             stop_on_signals(detector.stop) as stopped:
+        if args.anonymise:
+            from dataclasses import replace
+
+            from zerocopy.postprocess import label_indices
+
+            hidden = label_indices(args.anonymise, detector.spec.labels)
+            out = replace(out, anonymise=hidden, anonymise_style=args.anonymise_style)
         run = run_detect(detector, args.inputs, out)
     report, result = run.report, run.result
     if run.choice.reasons and not args.quiet and result.frames:

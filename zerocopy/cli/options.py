@@ -12,6 +12,7 @@ from zerocopy import __version__
 from zerocopy.catalog import CATALOG
 from zerocopy.config import PATHS, Kind, RunConfig
 from zerocopy.errors import ConfigError
+from zerocopy.sinks.draw import STYLES
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 2, 130, 141, 143
 # Flags a setting is also known by (older names keep working).
@@ -87,6 +88,13 @@ def _positive_int(text: str) -> int:
     return v
 
 
+def _label_list(text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected comma-separated class names, got {text!r}")
+    return names
+
+
 def _path_list(text: str) -> list[str]:
     names = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in names if p not in PATHS]
@@ -112,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings(d)
     d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
+    d.add_argument("--anonymise", "--anonymize", type=_label_list, metavar="LABELS",
+                   help="in the --output video, make the boxes of these labels unrecognisable (comma-separated, "
+                   "e.g. face or Person,Car): privacy-safe recordings")
+    d.add_argument("--anonymise-style", "--anonymize-style", choices=STYLES, default="pixelate",
+                   help="how --anonymise hides a box (grown by a fifth): coarse blocks, a strong blur, or black")
     d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU ('-' for stdout)")
     d.add_argument("--max-frames", type=_positive_int, metavar="N", help="stop after N frames of each input")
     d.add_argument("--parallel", action="store_true",

@@ -70,6 +70,7 @@ class Front(Protocol):
 
     name: str
     input_kind: str  # "nv12" | "bgr"
+    roi_input_kind: str  # what its region crops feed region models (`roi_feed`): "nv12" | "bgr"
     memory_type: str | None  # "GPU_SURFACE" for remote tensors
     devices: tuple[str, ...]  # where this path may infer, best first
     nireq_cap: int | None  # requests in flight when --nireq is not given (None: the device's optimum)

@@ -9,6 +9,7 @@ class HostFront:
     """Shared by the paths that hand OpenVINO host arrays."""
 
     memory_type: str | None = None
+    roi_input_kind = "bgr"  # swscale's conversion to BGR is the fast one (roi/feeds.py)
     devices: tuple[str, ...] = ("GPU", "CPU")
     nireq_cap: int | None = None
 
@@ -23,7 +24,7 @@ class HostFront:
     def roi_feed(self, model, stream):
         from zerocopy.roi.feeds import BgrRoiFeed, PlanesRoiFeed
 
-        return PlanesRoiFeed(model) if self.input_kind == "nv12" else BgrRoiFeed(model)
+        return PlanesRoiFeed(model) if self.name == "software" else BgrRoiFeed(model)
 
 
 class SoftwareFront(HostFront):

@@ -25,6 +25,7 @@ class _VAFront:
     name = ""
     nireq_cap: int | None = VA_NIREQ
     download = False
+    roi_input_kind = "nv12"  # regions are cropped and scaled on the GPU, to NV12 like the frames
 
     def refusals(self, facts, config) -> list[str]:
         from zerocopy.probe import refusals

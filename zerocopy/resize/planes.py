@@ -25,12 +25,12 @@ from zerocopy.frames import Geometry, ResizeMode
 AREA_FROM = 2.0
 
 # FFmpeg's AVColorSpace → the name PyAV's reformatter knows it by (swscale's SWS_CS_*).
-_SWS_MATRIX = {1: "ITU709", 4: "FCC", 5: "ITU601", 6: "ITU601", 7: "SMPTE240M", 9: "BT2020", 10: "BT2020"}
+SWS_MATRIX = {1: "ITU709", 4: "FCC", 5: "ITU601", 6: "ITU601", 7: "SMPTE240M", 9: "BT2020", 10: "BT2020"}
 
 
 def source_matrix(colorspace: int, width: int, height: int) -> int:
     """The AVColorSpace to read a frame with; unspecified streams are guessed by size, as players do."""
-    if colorspace in _SWS_MATRIX:
+    if colorspace in SWS_MATRIX:
         return colorspace
     return 1 if (height >= 720 or width >= 1280) else 6
 
@@ -84,7 +84,7 @@ class PlaneResizer:
         full = is_full_range(frame)
         self._args = {
             "width": g.content_w, "height": g.content_h, "format": "nv12",
-            "src_colorspace": _SWS_MATRIX[source_matrix(frame.colorspace, frame.width, frame.height)],
+            "src_colorspace": SWS_MATRIX[source_matrix(frame.colorspace, frame.width, frame.height)],
             "src_color_range": "JPEG" if full else "MPEG",
             "dst_colorspace": "ITU601", "dst_color_range": "MPEG",
             "interpolation": interpolation(frame.width, frame.height, g.content_w, g.content_h, self.antialias),

@@ -14,14 +14,14 @@ from fractions import Fraction
 from pathlib import Path
 
 import av
-from PIL import ImageDraw, ImageFont
+from PIL import ImageFont
 
 from zerocopy.detections import Detections
 from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
+from zerocopy.sinks.draw import anonymise, draw_detections
 from zerocopy.sinks.files import Staged
 
-_COLOURS = [(255, 64, 64), (64, 200, 64), (64, 128, 255), (255, 200, 0), (200, 64, 255)]
 # suffix → FFmpeg's muxer (named, since the temporary's name says nothing)
 FORMATS = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "matroska", ".ts": "mpegts", ".avi": "avi"}
 CONTAINERS = tuple(FORMATS)
@@ -122,11 +122,14 @@ class VideoSink:
     (cropped, never scaled, so the boxes stay where they were drawn). `outputs` lists (input, file)
     in the order the inputs began; the N-th input's file is `out-N.mp4` whatever the order they
     begin in (inputs opened at once begin as they answer) and whether the ones before it began.
-    Several inputs may be open at once (`--parallel`).
+    Several inputs may be open at once (`--parallel`). With `anonymise` (label indices), those boxes
+    are pixelated, blurred or filled (`style`) before anything is drawn (`sinks/draw.py`).
     """
 
-    def __init__(self, target: str, names: Sequence[str], inputs: int = 1):
+    def __init__(self, target: str, names: Sequence[str], inputs: int = 1, anonymise: Sequence[int] | None = None,
+                 style: str = "pixelate"):
         self.target, self.names, self.inputs = target, list(names), inputs
+        self.anonymise, self.style = anonymise, style  # label indices whose boxes are made unrecognisable
         self.outputs: list[tuple[str, str]] = []
         self._open: dict[int, _Output] = {}
 
@@ -142,17 +145,9 @@ class VideoSink:
         if o.out is None:
             o.open(frame.width, frame.height)
         img = frame.picture.to_image()
-        draw = ImageDraw.Draw(img)
-        for box, score, label in zip(detections.xyxy, detections.scores, detections.labels, strict=True):
-            colour = _COLOURS[int(label) % len(_COLOURS)]
-            width = max(2, img.width // 400)
-            draw.rectangle([float(v) for v in box], outline=colour, width=width)
-            name = self.names[label] if 0 <= label < len(self.names) else str(int(label))
-            text = f"{name} {score:.2f}"
-            tb = draw.textbbox((0, 0), text, font=o.font)
-            x, y = float(box[0]), max(0.0, float(box[1]) - (tb[3] - tb[1]) - 4)
-            draw.rectangle(draw.textbbox((x, y), text, font=o.font), fill=colour)
-            draw.text((x, y), text, fill=(0, 0, 0), font=o.font)
+        if self.anonymise is not None:
+            anonymise(img, detections, self.anonymise, self.style)
+        draw_detections(img, detections, self.names, o.font)
         s = o.stream
         if img.size != (s.width, s.height) and img.width - img.width % 2 == s.width \
                 and img.height - img.height % 2 == s.height:
