@@ -9,12 +9,12 @@
 loaded on first use, so `import zerocopy` stays light.
 """
 
-from zerocopy.detections import Detections
+from zerocopy.detections import Attribute, Detections
 from zerocopy.errors import ConfigError, InferenceError, InputError, ModelError, PathUnavailable, ZeroCopyError
 
 __version__ = "0.1.0"
-__all__ = ["ConfigError", "Detections", "Detector", "FrameResult", "InferenceError", "InputError", "ModelError",
-           "PathUnavailable", "RunConfig", "ZeroCopyError", "__version__", "detect"]
+__all__ = ["Attribute", "ConfigError", "Detections", "Detector", "FrameResult", "InferenceError", "InputError",
+           "ModelError", "PathUnavailable", "RunConfig", "ZeroCopyError", "__version__", "detect"]
 
 _LAZY = {"Detector": "zerocopy.api", "FrameResult": "zerocopy.api", "detect": "zerocopy.api",
          "RunConfig": "zerocopy.config"}
