@@ -81,7 +81,6 @@ def test_the_region_model_says_what_it_says_when_run_by_hand_on_the_same_crop(pa
         got = r.detections.keypoints[0]
         size = r.detections.xyxy[0, 2] - r.detections.xyxy[0, 0]
         # the two resizers (swscale or cv2 vs PIL) differ by a pixel level here and there
-        print(path, "mean keypoint difference", np.abs(got - points).mean() / size, "presence", r.detections.attributes[0][0].score - presence)
         assert np.abs(got - points).mean() < 0.01 * size, np.abs(got - points).mean()
         assert abs(r.detections.attributes[0][0].score - presence) < 0.01
 
@@ -97,7 +96,6 @@ def test_anonymised_faces_are_not_found_again(clips, tmp_path):
         assert run_cli("detect", video, "--json", out, "--quiet") == 0
         counts.append(sum(len(line["detections"]) for line in read_jsonl(out)))
     assert counts[0] >= 0.9 * sum(len(t) for t in truth)
-    print("faces found in the original and the anonymised video:", counts)
     assert counts[1] <= 0.05 * counts[0], counts
 
 
@@ -109,3 +107,15 @@ def test_bad_classify_settings_are_one_line_usage_errors(clips, capsys):
         code = run_cli("detect", clip, "--quiet", *args)
         err = capsys.readouterr().err.strip().splitlines()
         assert code in (1, 2) and len(err) == 1 and said in err[0], (args, err)
+
+
+def test_a_region_model_that_fails_is_a_one_line_error_not_a_crash(clips, tmp_path, capsys):
+    from pathlib import Path
+
+    from faults import write_poison_model
+
+    clip, _ = clips("mesh-face.mp4", ClipSpec(frames=4))
+    poison = write_poison_model(Path(tmp_path) / "poison.xml", bright=-1.0)  # fails on every region
+    assert run_cli("detect", clip, "--model", "face", "--classify", str(poison), "--quiet") == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "poison failed on a region" in err[0], err

@@ -24,14 +24,15 @@ from zerocopy.paths import SoftwareFront
 POISON_MEAN = 240.0  # inputs brighter than this on average make the poison model fail
 
 
-def write_poison_model(path: Path, size: int = 64) -> Path:
+def write_poison_model(path: Path, size: int = 64, bright: float = POISON_MEAN) -> Path:
     """An IR detector (`DetectionOutput`-shaped output, never a detection) whose inference fails at run
-    time for a bright input: a Reshape's target depends on the data and stops matching the input."""
+    time for an input brighter than `bright` on average (-1: every input): a Reshape's target depends on
+    the data and stops matching the input."""
     image = ops.parameter([1, 3, size, size], np.float32, name="image")
     n = 3 * size * size
     flat = ops.reshape(image, ops.constant(np.array([1, n], np.int64)), False)
     mean = ops.reduce_mean(flat, ops.constant(np.array([1], np.int64)), True)  # [1, 1]
-    bright = ops.convert(ops.greater(mean, ops.constant(np.float32(POISON_MEAN))), np.int64)
+    bright = ops.convert(ops.greater(mean, ops.constant(np.float32(bright))), np.int64)
     factor = ops.add(bright, ops.constant(np.array([[1]], np.int64)))  # 1, or 2 when bright
     length = ops.reshape(ops.multiply(factor, ops.constant(np.array([[n]], np.int64))),
                          ops.constant(np.array([1], np.int64)), False)

@@ -161,7 +161,19 @@ class Pipeline:
         dets = self.model.postprocessor(r.outputs, r.frame.geometry)
         post_ms = (time.perf_counter() - t0) * 1e3
         if self.rois is not None:  # timed on its own (`RoiTimes`)
-            dets = self.rois(r.frame, dets)
+            try:
+                dets = self.rois(r.frame, dets)
+            except PathUnavailable as e:
+                if not self.committed:
+                    raise
+                raise InferenceError(f"region models failed: the path can no longer crop regions ({e})") from None
+            except _BIND_ERRORS as e:  # the first frame's regions are still part of the path's trial
+                if not self.committed and self.refusable:
+                    raise self._refuse(Code.ROI_CROP, f"region models on the first frame on {self.device}", e) \
+                        from None
+                if isinstance(e, InferenceError):
+                    raise
+                raise InferenceError(f"region models failed: {e}") from None
             r.frame.source = None  # cropped from: the decoded frame can go
         now = time.perf_counter()
         self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)

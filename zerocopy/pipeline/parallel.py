@@ -112,6 +112,7 @@ class _Merge:
         assert stream is not None
         try:
             ready = self.p.trial(self.p.activate(stream), frame)
+            first = [self.p.done(r, self.outcomes[i], i) for r in ready]  # region models too, before commit
         except InferenceError as e:
             self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
             self.feeders[i].halt()
@@ -119,8 +120,7 @@ class _Merge:
             self.p.scheduler = None
             return
         self.p.committed, self.lead = True, i
-        for r in ready:
-            yield self.p.done(r, self.outcomes[i], i)
+        yield from first
 
     def _collect(self, wait: bool = False) -> Iterator[Event]:
         if self.p.scheduler is not None:

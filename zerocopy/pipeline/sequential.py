@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from zerocopy.decode.live import OpenAbandoned
 from zerocopy.errors import InferenceError, InputError, PathUnavailable
 from zerocopy.frames import PreparedFrame
-from zerocopy.infer.queue import InferenceScheduler, Result
-from zerocopy.pipeline.events import Event, InputBegin, InputEnd, InputOutcome
+from zerocopy.infer.queue import InferenceScheduler
+from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputEnd, InputOutcome
 from zerocopy.sources import redact, redact_text
 
 if TYPE_CHECKING:
@@ -49,18 +49,19 @@ def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: i
     try:
         scheduler = p.activate(stream)
         frames = iter(stream)
-        ready: list[Result] = []
+        ready: list[FrameDone] = []
         taken = 0
         if not p.committed:
             first = next(frames, None)
             if first is not None:
-                ready = p.trial(scheduler, first)
+                results = p.trial(scheduler, first)
+                outcome.started = time.perf_counter()
+                ready = [p.done(r, outcome, index) for r in results]  # region models too, before commit
                 taken = 1
                 p.committed = True
-        outcome.started = time.perf_counter()
+        outcome.started = outcome.started or time.perf_counter()
         yield InputBegin(outcome.source, stream.rate, stream.expected_frames, index)
-        for r in ready:
-            yield p.done(r, outcome, index)
+        yield from ready
         batch = p.model.batch
         pending: list[PreparedFrame] = []
         for n, item in enumerate(frames, start=taken):
