@@ -1,10 +1,11 @@
 """The bridge checked against real FFmpeg objects, without hardware (and without importing PyAV).
 
 A VA-API device context is allocated (never initialised) with a known display; a frame carries a
-known surface id; a real buffer source must take a reference on the frame's hw_frames_ctx. A
-region pushed into a buffer source must reach the sink as a new reference to the same picture with its
-crop fields set, the frame it came from untouched (software and VA-API frames alike). A device reference taken from the frame must be its device, counted; a real (rawvideo) decoder
-context, not opened, must move to it, and an open one, or one without a device, must be refused.
+known surface id; a real buffer source must take a reference on the frame's hw_frames_ctx. A device
+reference taken from the frame must be its device, counted; a real (rawvideo) decoder context, not
+opened, must move to it, and an open one, or one without a device, must be refused. A region pushed
+into a buffer source must reach the sink as a new reference to the same picture (or surface) with
+its crop fields set, the frame it came from untouched; a region outside the picture is refused.
 """
 
 from __future__ import annotations
@@ -194,7 +195,8 @@ def region_checks(ffi, lib, va_frame) -> list[Check]:
         rc, out, graph = _push_pull(ffi, lib, soft, (8, 6, 16, 10), vaapi=False)
         graphs.append(graph)
         got = _crop(ffi, lib, out) if out != ffi.NULL else None
-        same = out != ffi.NULL and bool(lib.zcva_selftest_same_data(out, soft)) and bool(lib.zcva_frame_matches(out, 64, 48, lib.zcva_pix_fmt_nv12()))
+        same = out != ffi.NULL and bool(lib.zcva_selftest_same_data(out, soft)) \
+            and bool(lib.zcva_frame_matches(out, 64, 48, lib.zcva_pix_fmt_nv12()))
         checks.append(Check("a software region reaches the sink as the same picture with its crop fields",
                             rc == 0 and got == (8, 6, 16, 10) and same and _crop(ffi, lib, soft) == (0, 0, 0, 0),
                             f"rc {rc}, crop {got}, same buffer and size {same}, source crop {_crop(ffi, lib, soft)}"))
