@@ -141,7 +141,6 @@ def test_regions_at_the_frame_edge_and_in_parallel_inputs_on_zero_copy(igpu, cli
     """Faces clipped by the frame's edge (letterboxed regions, several graph geometries) and two inputs at
     once (one feed, two decoders' frames contexts): every frame comes back, every face box has landmarks."""
     import zerocopy
-
     from zerocopy.samples import Person
 
     edge = ClipSpec(width=1280, height=720, frames=48, people=(Person(face_height=0.35, x=0.07, drift=0.08),))
