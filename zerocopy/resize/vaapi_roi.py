@@ -52,6 +52,12 @@ def roi_geometry(crop: Crop, dst_w: int, dst_h: int, mode: ResizeMode) -> Geomet
     return Geometry(crop.w, crop.h, dst_w, dst_h, ((dst_w - cw) // 2) & ~1, ((dst_h - ch) // 2) & ~1, cw, ch)
 
 
+def layout(g: Geometry) -> tuple[int, int, int, int, int, int]:
+    """What a region's graph depends on: where the content goes in the input (not the region's own size,
+    which the crop fields carry)."""
+    return g.dst_w, g.dst_h, g.x0, g.y0, g.content_w, g.content_h
+
+
 def central_crop(width: int, height: int) -> Crop:
     """The middle half of a frame (even edges): a region to try a path's cropping on."""
     w, h = max(2, (width // 2) & ~1), max(2, (height // 2) & ~1)
@@ -115,7 +121,7 @@ class VaapiRoiFeed:
         return len(self._graphs)
 
     def _graph(self, frame: av.VideoFrame, g: Geometry) -> _Graph:
-        key = (self.bridge.frames_context_id(frame), frame.width, frame.height, g)
+        key = (self.bridge.frames_context_id(frame), frame.width, frame.height, layout(g))
         graph = self._graphs.get(key)
         if graph is None:
             graph = self._graphs[key] = _Graph(self.bridge, frame, g, self.download)

@@ -12,7 +12,7 @@ from zerocopy.infer.model import WrappedModel, resolve_spec
 from zerocopy.paths import CopyFront, ZeroCopyFront
 from zerocopy.refusals import Code
 from zerocopy.resize.vaapi import graph_chain, missing_filters
-from zerocopy.resize.vaapi_roi import QUANTUM, VaapiRoiFeed, central_crop, roi_geometry
+from zerocopy.resize.vaapi_roi import QUANTUM, VaapiRoiFeed, central_crop, layout, roi_geometry
 from zerocopy.roi.crops import Crop, RoiPlacement, crop_for
 
 
@@ -45,6 +45,15 @@ def test_every_aspect_of_region_needs_only_a_bounded_set_of_graphs():
         g = roi_geometry(Crop(0, 0, w, h), 192, 192, "letterbox")
         geometries.add((g.x0, g.y0, g.content_w, g.content_h))
     assert len(geometries) <= 2 * 192 // QUANTUM
+
+
+def test_regions_of_any_size_with_one_layout_share_a_graph():
+    """The crop fields carry the region: square regions of every size (face-mesh's) need one graph."""
+    squares = {layout(roi_geometry(Crop(10, 20, s, s), 192, 192, "letterbox")) for s in range(8, 360, 2)}
+    assert squares == {(192, 192, 0, 0, 192, 192)}
+    a, b = roi_geometry(Crop(0, 0, 70, 120), 192, 192, "letterbox"), roi_geometry(Crop(0, 0, 71, 122), 192, 192,
+                                                                                    "letterbox")
+    assert a != b and layout(a) == layout(b)
 
 
 def test_the_graph_for_a_region_scales_to_its_content_and_pads_to_the_input():
