@@ -1,5 +1,7 @@
 #include "vabridge.h"
 
+#include <stdio.h>
+
 #include <libavcodec/avcodec.h>
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
@@ -7,6 +9,7 @@
 #include <libavutil/frame.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_vaapi.h>
+#include <libavutil/error.h>
 #include <libavutil/mem.h>
 
 unsigned zcva_header_avutil_version(void) { return LIBAVUTIL_VERSION_INT; }
@@ -132,6 +135,61 @@ int zcva_attach_hw_frames(AVFilterContext *buffersrc, const AVFrame *frame)
     return err;
 }
 
+int zcva_frame_crop(const AVFrame *frame, uint64_t out[4])
+{
+    out[0] = frame->crop_left;
+    out[1] = frame->crop_top;
+    out[2] = frame->crop_right;
+    out[3] = frame->crop_bottom;
+    return ZCVA_OK;
+}
+
+int zcva_buffersrc_push_region(AVFilterContext *buffersrc, const AVFrame *frame, uint64_t left, uint64_t top,
+                               uint64_t right, uint64_t bottom, int *averror)
+{
+    /* what the frame shows already: its size less its own crop (a decoder may leave crop_left/top set) */
+    uint64_t shown_w = (uint64_t)frame->width, shown_h = (uint64_t)frame->height;
+    uint64_t own_w = (uint64_t)frame->crop_left + frame->crop_right;
+    uint64_t own_h = (uint64_t)frame->crop_top + frame->crop_bottom;
+    *averror = 0;
+    if (frame->width <= 0 || frame->height <= 0 || own_w >= shown_w || own_h >= shown_h)
+        return ZCVA_ERR_REGION;
+    shown_w -= own_w;
+    shown_h -= own_h;
+    if (left >= shown_w || right >= shown_w || left + right >= shown_w ||
+        top >= shown_h || bottom >= shown_h || top + bottom >= shown_h)
+        return ZCVA_ERR_REGION;
+    AVFrame *region = av_frame_clone(frame); /* refs the buffers and hw_frames_ctx; copies the props */
+    if (!region)
+        return ZCVA_ERR_NO_MEMORY;
+    region->crop_left += left;
+    region->crop_top += top;
+    region->crop_right += right;
+    region->crop_bottom += bottom;
+    int err = av_buffersrc_add_frame_flags(buffersrc, region, 0); /* moves the reference in */
+    av_frame_free(&region);
+    if (err < 0) {
+        *averror = err;
+        return ZCVA_ERR_FFMPEG;
+    }
+    return ZCVA_OK;
+}
+
+int zcva_frames_context_id(const AVFrame *frame, uintptr_t *out)
+{
+    AVHWFramesContext *frames;
+    int err = frames_of(frame, &frames);
+    if (err == ZCVA_OK)
+        *out = (uintptr_t)frames;
+    return err;
+}
+
+void zcva_error_text(int averror, char *buf, int size)
+{
+    if (av_strerror(averror, buf, (size_t)size) < 0)
+        snprintf(buf, (size_t)size, "FFmpeg error %d", averror);
+}
+
 AVBufferRef *zcva_selftest_device(int vaapi, void *display)
 {
     /* Allocated, never initialised: no vaInitialize, and no free callback, so no vaTerminate on the fake
@@ -168,6 +226,10 @@ AVFrame *zcva_selftest_frame(void *display, uint32_t surface, int width, int hei
     frame->height = height;
     frame->hw_frames_ctx = frames_ref;
     frame->data[3] = (uint8_t *)(uintptr_t)surface;
+    /* refcounted as a decoder's frames are (their buf[0] holds the pool's surface): av_frame_ref shares it */
+    frame->buf[0] = av_buffer_allocz(1);
+    if (!frame->buf[0])
+        av_frame_free(&frame);
     return frame;
 }
 
@@ -205,6 +267,35 @@ int zcva_selftest_sink_shares_frames(AVFilterContext *sink, const AVFrame *frame
 }
 
 void zcva_selftest_graph_free(AVFilterGraph *graph) { avfilter_graph_free(&graph); }
+
+AVFrame *zcva_selftest_pull(AVFilterContext *sink)
+{
+    AVFrame *frame = av_frame_alloc();
+    if (frame && av_buffersink_get_frame(sink, frame) < 0)
+        av_frame_free(&frame);
+    return frame;
+}
+
+AVFrame *zcva_selftest_soft_frame(int width, int height, int format)
+{
+    AVFrame *frame = av_frame_alloc();
+    if (!frame)
+        return NULL;
+    frame->width = width;
+    frame->height = height;
+    frame->format = format;
+    if (av_frame_get_buffer(frame, 0) < 0)
+        av_frame_free(&frame);
+    return frame;
+}
+
+int zcva_pix_fmt_nv12(void) { return AV_PIX_FMT_NV12; }
+
+int zcva_selftest_same_data(const AVFrame *a, const AVFrame *b)
+{
+    return a->data[0] && a->data[0] == b->data[0] && a->data[1] == b->data[1] && a->buf[0] && b->buf[0] &&
+           a->buf[0]->buffer == b->buf[0]->buffer;
+}
 
 void zcva_selftest_frame_free(AVFrame *frame) { av_frame_free(&frame); }
 

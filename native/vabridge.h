@@ -25,6 +25,8 @@ typedef struct AVBufferRef AVBufferRef;
 #define ZCVA_ERR_CODEC_NOT_VAAPI (-7)   /* the codec context's device is not VA-API */
 #define ZCVA_ERR_DEVICE_NOT_VAAPI (-8)  /* the device to share is NULL or not VA-API */
 #define ZCVA_ERR_CODEC_HAS_FRAMES (-9)  /* the codec context has its own hw_frames_ctx: a device would be ignored */
+#define ZCVA_ERR_REGION (-10)           /* the region is empty or not inside the frame's picture */
+#define ZCVA_ERR_FFMPEG (-11)           /* FFmpeg refused: its AVERROR is in *averror */
 
 /* Versions: as compiled (headers) and as loaded (the linked libraries). */
 unsigned zcva_header_avutil_version(void);
@@ -66,8 +68,28 @@ int zcva_codec_matches(const AVCodecContext *ctx, int codec_id, int width, int h
  * hw_device_ctx only in avcodec_open2 and later, and documents it as fixed from then on. */
 int zcva_codec_use_device(AVCodecContext *ctx, const AVBufferRef *device);
 
+/* The crop fields of any AVFrame (software or hardware): out[0..3] = crop_left, top, right, bottom. */
+int zcva_frame_crop(const AVFrame *frame, uint64_t out[4]);
+
+/* Push a region of `frame` into a buffer source without touching `frame`: a new reference to the same
+ * picture (av_frame_clone: the same buffers, so the same VA surface) whose crop fields also leave out
+ * `left`, `top`, `right`, `bottom` pixels of the picture the frame shows (its own crop fields are kept and
+ * added to), handed to the buffer source, which owns it from then on. FFmpeg's VA-API filters read a
+ * frame's crop fields as their source rectangle (ff_vaapi_vpp_init_params), so scale_vaapi scales the
+ * region alone. ZCVA_ERR_REGION when nothing or more than the picture would be left; ZCVA_ERR_FFMPEG
+ * with the AVERROR in *averror when the buffer source refuses the frame. */
+int zcva_buffersrc_push_region(AVFilterContext *buffersrc, const AVFrame *frame, uint64_t left, uint64_t top,
+                               uint64_t right, uint64_t bottom, int *averror);
+
+/* The identity of a VA-API frame's frames context (its hw_frames_ctx->data): frames of one decoder share it. */
+int zcva_frames_context_id(const AVFrame *frame, uintptr_t *out);
+
+/* FFmpeg's message for an AVERROR (av_strerror). */
+void zcva_error_text(int averror, char *buf, int size);
+
 /* Self-test support: real FFmpeg objects, no hardware. A VA-API device context is allocated but
- * never initialised, its display set to a known value; a frame carries a known surface id. */
+ * never initialised, its display set to a known value; a frame carries a known surface id (and a one-byte
+ * buffer standing for the pool's, so that it is refcounted as decoded frames are). */
 AVFrame *zcva_selftest_frame(void *display, uint32_t surface, int width, int height);
 int zcva_selftest_frames_refcount(const AVFrame *frame);
 AVFilterGraph *zcva_selftest_graph(int width, int height, AVFilterContext **buffersrc, AVFilterContext **sink);
@@ -75,6 +97,13 @@ int zcva_selftest_graph_configure(AVFilterGraph *graph);
 int zcva_selftest_sink_format(AVFilterContext *sink);
 int zcva_selftest_sink_shares_frames(AVFilterContext *sink, const AVFrame *frame);
 void zcva_selftest_graph_free(AVFilterGraph *graph);
+/* The next frame out of a buffersink (NULL when there is none), for the caller to free. */
+AVFrame *zcva_selftest_pull(AVFilterContext *sink);
+/* A software frame of that size and format (AV_PIX_FMT_*), with buffers. */
+AVFrame *zcva_selftest_soft_frame(int width, int height, int format);
+int zcva_pix_fmt_nv12(void);
+/* 1 when both frames show the same pixels (the same data pointers, so no copy was made). */
+int zcva_selftest_same_data(const AVFrame *a, const AVFrame *b);
 void zcva_selftest_frame_free(AVFrame *frame);
 /* A device context of type VA-API (vaapi != 0) or DRM, allocated and never initialised. */
 AVBufferRef *zcva_selftest_device(int vaapi, void *display);

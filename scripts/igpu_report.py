@@ -6,7 +6,10 @@
 1. `zerocopy doctor` (versions, devices, render nodes, OpenCL, native bridge, verdict per path);
 2. the hardware tests (`pytest -m igpu`), pass/fail/skip with messages;
 3. every path on the same 1080p H.264 clip (made from a real photo), run in turn: FPS, CPU per frame,
-   per-stage times, and agreement of each path's detections with the software path's.
+   per-stage times, and agreement of each path's detections with the software path's;
+4. region crops (`classify=["face-mesh"]`) on every path on a 720p clip: the region stage's times per
+   region and per frame, and how far each path's landmarks are from the software path's (issue 17);
+5. stream density (`zerocopy bench --streams auto`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import numpy as np
 
 from zerocopy.agreement import compare_runs
 from zerocopy.api import Detector
@@ -88,6 +93,49 @@ def run_paths(frames: int, workdir: Path) -> dict:
     return out
 
 
+def keypoint_agreement(reference: list[dict], other: list[dict], iou: float = 0.5) -> dict:
+    """Landmarks of the boxes two runs share (same frame, IoU ≥ `iou`): per box, the median distance
+    between the same points over the box's width (0.01: a hundredth of the face)."""
+    from zerocopy.detections import box_iou
+
+    errors = []
+    for a, b in zip(reference, other, strict=False):
+        pa = [d for d in a["detections"] if "keypoints" in d]
+        pb = [d for d in b["detections"] if "keypoints" in d]
+        if not pa or not pb:
+            continue
+        m = box_iou(np.array([d["box"] for d in pa], np.float32), np.array([d["box"] for d in pb], np.float32))
+        for i, j in enumerate(m.argmax(1)):
+            if m[i, j] >= iou:
+                ka, kb = np.array(pa[i]["keypoints"]), np.array(pb[j]["keypoints"])
+                width = max(1.0, pa[i]["box"][2] - pa[i]["box"][0])
+                errors.append(float(np.median(np.linalg.norm(ka - kb, axis=1))) / width)
+    return {"boxes": len(errors), "median": round(float(np.median(errors)), 4) if errors else None,
+            "max": round(max(errors), 4) if errors else None}
+
+
+def run_regions(frames: int, workdir: Path) -> dict:
+    """Every path with face-mesh on each face box: the region stage's times, landmarks against software's."""
+    clip = workdir / "clip-720p-regions.mp4"
+    write_clip(clip, ClipSpec(width=1280, height=720, frames=frames, face="grace_hopper"))
+    out: dict = {"clip": {"width": 1280, "height": 720, "frames": frames}, "paths": {}, "unavailable": {}}
+    lines = {}
+    for path in PATHS:
+        jsonl = workdir / f"{path}-regions.jsonl"
+        try:
+            with Detector(path=path, classify=["face-mesh"]) as det:
+                run = run_detect(det, [str(clip)], Outputs(json=str(jsonl)))
+        except ZeroCopyError as e:
+            out["unavailable"][path] = str(e)
+            continue
+        out["paths"][path] = {"fps": run.report["fps"], "rois": run.report.get("rois")}
+        lines[path] = [json.loads(x) for x in jsonl.read_text().splitlines()]
+    for path, got in lines.items():
+        if path != "software" and "software" in lines:
+            out["paths"][path]["landmarks_vs_software"] = keypoint_agreement(lines["software"], got)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path)
@@ -95,6 +143,7 @@ def main() -> int:
     ap.add_argument("--skip-tests", action="store_true", help="leave out the hardware tests")
     ap.add_argument("--skip-density", action="store_true", help="leave out the stream density measurement")
     ap.add_argument("--max-streams", type=int, default=16, help="stream density: try at most this many")
+    ap.add_argument("--skip-regions", action="store_true", help="leave out region crops (face-mesh on every path)")
     args = ap.parse_args()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = args.out or ROOT / f"igpu-report-{platform.node() or 'host'}-{stamp}.json"
@@ -105,6 +154,9 @@ def main() -> int:
     print("running every path on a 1080p clip …", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         report["paths"] = run_paths(args.frames, Path(tmp))
+        if not args.skip_regions:
+            print("region crops: face-mesh on each face box, every path …", file=sys.stderr)
+            report["regions"] = run_regions(min(args.frames, 120), Path(tmp))
         if not args.skip_density:
             print("measuring stream density: paced 1080p30 streams each path keeps in real time …", file=sys.stderr)
             report["density"] = run_density(Path(tmp), args.max_streams)
@@ -120,6 +172,11 @@ def main() -> int:
     for path, d in report.get("density", {}).get("density", {}).items():
         print(f"{path:<10} keeps {d['streams']}{'+' if d['capped'] else ''} paced 1080p30 streams "
               f"(p95 latency {d['p95_latency_ms']} ms, CPU {d['cpu_percent']}%)")
+    for path, r in report.get("regions", {}).get("paths", {}).items():
+        rois, marks = r["rois"] or {}, r.get("landmarks_vs_software", {})
+        crop = (rois.get("per_region_crop_ms") or {}).get("mean_ms", "")
+        print(f"{path:<10} regions: {rois.get('regions', 0)}, crop {crop} ms/region, landmarks vs software "
+              f"(median / box width) {marks.get('median', '')}")
     if "hardware_tests" in report:
         outcomes = [c["outcome"] for c in report["hardware_tests"]["cases"]]
         print("\nhardware tests: " + ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes))))

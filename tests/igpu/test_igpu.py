@@ -112,3 +112,43 @@ def test_two_inputs_share_one_va_display_and_one_compiled_model(igpu, clips, fac
         frames = sum(1 for _ in det.run([clip, clip]))
         report = det.report()
     assert frames == 2 * len(truth) and report["path"] == "zero-copy"
+
+
+@pytest.mark.parametrize("path", ["zero-copy", "copy"])
+def test_region_crops_on_the_gpu_paths_give_the_software_paths_landmarks(igpu, path, clips, tmp_path):
+    """Issue 17 on the GPU: face-mesh on every face box, each region cropped by scale_vaapi from the decoded
+    surface (crop fields as its source rectangle). The landmarks must land where the software path's do:
+    per box, the median point is within 3 % of the box's width (the scalers differ slightly)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "igpu_report", Path(__file__).resolve().parents[2] / "scripts" / "igpu_report.py")
+    report = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(report)
+    clip, truth = clips("igpu-720p-regions.mp4", ClipSpec(width=1280, height=720, frames=60))
+    sw, gpu = tmp_path / "sw.jsonl", tmp_path / "gpu.jsonl"
+    assert run_cli("detect", clip, "--path", "software", "--classify", "face-mesh", "--json", sw, "--quiet") == 0
+    assert run_cli("detect", clip, "--path", path, "--classify", "face-mesh", "--json", gpu, "--quiet") == 0
+    a, b = read_jsonl(sw), read_jsonl(gpu)
+    assert [x["frame"] for x in b] == list(range(len(truth)))
+    marks = report.keypoint_agreement(a, b)
+    assert marks["boxes"] >= 0.95 * sum(len(x["detections"]) for x in a), marks
+    assert marks["median"] <= 0.01 and marks["max"] <= 0.03, marks
+
+
+def test_regions_at_the_frame_edge_and_in_parallel_inputs_on_zero_copy(igpu, clips):
+    """Faces clipped by the frame's edge (letterboxed regions, several graph geometries) and two inputs at
+    once (one feed, two decoders' frames contexts): every frame comes back, every face box has landmarks."""
+    import zerocopy
+    from zerocopy.samples import Person
+
+    edge = ClipSpec(width=1280, height=720, frames=48, people=(Person(face_height=0.35, x=0.07, drift=0.08),))
+    clip, truth = clips("igpu-720p-edge.mp4", edge)
+    with zerocopy.Detector(path="zero-copy", classify=["face-mesh"]) as det:
+        results = list(det.run([clip, clip], parallel=True))
+        report = det.report()
+    assert len(results) == 2 * len(truth) and report["path"] == "zero-copy"
+    boxes = [k for r in results for k in r.detections.keypoints]
+    assert boxes and all(k is not None and k.shape == (468, 2) for k in boxes)
+    assert report["rois"]["regions"] == len(boxes)

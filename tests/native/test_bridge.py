@@ -88,7 +88,7 @@ def test_selftest_on_real_ffmpeg_objects_in_a_process_without_pyav(system_bridge
         "sys.exit(rc)\n")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     checks = {c["name"]: c for c in json.loads(proc.stdout)}
-    assert len(checks) == 15 and all(c["ok"] for c in checks.values()), checks
+    assert len(checks) == 20 and all(c["ok"] for c in checks.values()), checks
     assert checks["display from hw_frames_ctx->device_ctx->hwctx"]["detail"].endswith("0x5eed0d15")
     assert checks["buffer source takes a reference on hw_frames_ctx"]["detail"].endswith("1 → 2 → 1")
     assert checks["graph configures as VAAPI with the frame's hw_frames_ctx"]["ok"]
@@ -102,6 +102,13 @@ def test_selftest_on_real_ffmpeg_objects_in_a_process_without_pyav(system_bridge
     assert checks["use_device refuses devices that are not VA-API"]["detail"] == "DRM decoder -7, DRM device -8"
     assert checks["freeing the decoders and the reference restores the frame device's count"]["detail"] == (
         "refs 1 → 2 → 2 → 1")
+    assert len([name for name in checks if "region" in name]) == 4
+    assert checks["a software region reaches the sink as the same picture with its crop fields"]["detail"] == (
+        "rc 0, crop (8, 6, 16, 10), same buffer and size True, source crop (0, 0, 0, 0)")
+    assert checks["a region of a cropped frame adds to its crop fields"]["detail"] == "rc 0, crop (10, 10, 22, 18)"
+    assert checks["regions outside the picture are refused and nothing is queued"]["detail"] == str([(-10, True)] * 4)
+    assert checks["a VA-API region reaches the sink as the same surface and frames context, cropped"]["detail"] == (
+        "rc 0, crop (16, 8, 8, 4), same surface and context True, refs 1 → 1, software frame's context rc -1")
 
 
 def test_device_reference_is_released_exactly_once(system_bridge):

@@ -13,6 +13,7 @@ import av.filter
 import pytest
 from conftest import read_jsonl, run_cli
 
+from zerocopy.bridge import BridgeUnavailable
 from zerocopy.frames import Geometry
 from zerocopy.samples import ClipSpec
 
@@ -182,3 +183,65 @@ def test_the_bridge_loads_next_to_opencvs_own_ffmpeg():
     assert proc.returncode == 0, proc.stderr
     status, copies = proc.stdout.split()
     assert status == "ok" and copies == "1", proc.stdout
+
+
+def test_a_cropped_va_frame_goes_through_pyavs_graph_with_its_surface_and_crop(bridge):
+    """As far as no driver allows: a real (never initialised) VA-API frames context, a region of its frame
+    pushed by the bridge into a PyAV buffer source, and PyAV's sink hands back a VA-API frame of the same
+    surface whose crop fields are the region (what scale_vaapi reads as its source rectangle)."""
+    from zerocopy.bridge import filter_context_pointer
+    from zerocopy.bridge.selftest import DISPLAY, SURFACE
+
+    ffi, lib = bridge.ffi, bridge.lib
+    frame = lib.zcva_selftest_frame(ffi.cast("void *", DISPLAY), SURFACE, 64, 48)
+    assert frame != ffi.NULL
+    try:
+        graph = av.filter.Graph()
+        src = graph.add_buffer(width=64, height=48, format="nv12", time_base=1 / 25)
+        sink = graph.add("buffersink")
+        src.link_to(sink)
+        ctx = ffi.cast("AVFilterContext *", filter_context_pointer(src))
+        assert lib.zcva_attach_hw_frames(ctx, frame) == 0
+        graph.configure()
+        averror = ffi.new("int *")
+        assert lib.zcva_buffersrc_push_region(ctx, frame, 16, 8, 8, 4, averror) == 0
+        out = sink.pull()
+        assert out.format.name == "vaapi" and (out.width, out.height) == (64, 48)
+        assert bridge.surface_id(out) == SURFACE and bridge.crop_fields(out) == (16, 8, 8, 4)
+        ident = ffi.new("uintptr_t *")
+        assert lib.zcva_frames_context_id(frame, ident) == 0 and bridge.frames_context_id(out) == ident[0]
+        with pytest.raises(BridgeUnavailable, match="not inside the frame's picture"):
+            bridge.push_region(src, out, (40, 0, 8, 0))  # 48 of the 48 columns the region shows
+        del out, src, sink, graph
+    finally:
+        lib.zcva_selftest_frame_free(frame)
+
+
+@pytest.mark.parametrize("crop", [(300, 100, 120, 120), (0, 100, 70, 120), (600, 0, 40, 360)])
+def test_the_real_filters_take_a_regions_arguments(crop):
+    """scale_vaapi / pad_vaapi / hwdownload parse the chain made for a region (quantised letterbox)."""
+    from zerocopy.resize.vaapi import graph_chain
+    from zerocopy.resize.vaapi_roi import roi_geometry
+    from zerocopy.roi.crops import Crop
+
+    g = roi_geometry(Crop(*crop), 192, 192, "letterbox")
+    for download in (False, True):
+        graph = av.filter.Graph()
+        for name, args in graph_chain(g, download):
+            graph.add(name, args) if args else graph.add(name)
+
+
+def test_auto_with_a_region_model_falls_back_to_software_with_the_va_reasons(dead_node, clips):
+    """`classify=["face-mesh"]` on the VA stack with a dead node: the VA paths are refused for their own
+    reasons before any region is cropped, the run ends on software with keypoints on the faces."""
+    from zerocopy.api import Detector
+
+    node, _ = dead_node
+    clip, truth = clips("vastack-mesh.mp4", ClipSpec(frames=12))
+    with Detector(path="auto", classify=["face-mesh"]) as det:
+        results = list(det.run(clip))
+    assert det.path == "software" and len(results) == len(truth)
+    assert f"cannot open the VA device {node}" in det.refused["copy"], det.refused
+    assert "OpenVINO sees no GPU" in det.refused["zero-copy"], det.refused
+    faces = [r.detections for r in results if len(r.detections)]
+    assert faces and all(k is not None and k.shape == (468, 2) for d in faces for k in d.keypoints)

@@ -29,7 +29,8 @@ _ERRORS = {-1: "not a VA-API frame", -2: "the frame has no hw_frames_ctx", -3: "
            -5: "the decoder is already open (its device can only change before the first decode)",
            -6: "the decoder has no hardware device (it was not opened with a hwaccel)",
            -7: "the decoder's device is not VA-API", -8: "the device to share is not VA-API",
-           -9: "the decoder has its own hw_frames_ctx, which would override the device"}
+           -9: "the decoder has its own hw_frames_ctx, which would override the device",
+           -10: "the region is empty or not inside the frame's picture", -11: "FFmpeg refused the frame"}
 LIBRARIES = ("libavutil", "libavfilter", "libavcodec")
 
 
@@ -206,6 +207,27 @@ class Bridge:
     def attach_hw_frames(self, buffersrc, frame) -> None:
         ctx = self.ffi.cast("AVFilterContext *", filter_context_pointer(buffersrc))
         self._check(self.lib.zcva_attach_hw_frames(ctx, self._frame(frame)), "attach hw_frames_ctx")
+
+    def push_region(self, buffersrc, frame, crop_fields: tuple[int, int, int, int]) -> None:
+        """A new reference to `frame` whose crop fields (left, top, right, bottom, added to its own) leave
+        the region, into the buffer source (which owns it); `frame` itself is not touched."""
+        ctx = self.ffi.cast("AVFilterContext *", filter_context_pointer(buffersrc))
+        averror, text = self.ffi.new("int *"), self.ffi.new("char[128]")
+        rc = self.lib.zcva_buffersrc_push_region(ctx, self._frame(frame), *crop_fields, averror)
+        if rc == -11:  # its AVERROR comes in averror
+            self.lib.zcva_error_text(averror[0], text, 128)
+        self._check(rc, "push a region" + (f" ({self.ffi.string(text).decode(errors='replace')})" if rc == -11 else ""))
+
+    def crop_fields(self, frame) -> tuple[int, int, int, int]:
+        out = self.ffi.new("uint64_t[4]")
+        self.lib.zcva_frame_crop(self._frame(frame), out)
+        return int(out[0]), int(out[1]), int(out[2]), int(out[3])
+
+    def frames_context_id(self, frame) -> int:
+        """Which frames context (decoder's surface pool) a VA-API frame comes from."""
+        out = self.ffi.new("uintptr_t *")
+        self._check(self.lib.zcva_frames_context_id(self._frame(frame), out), "frames context")
+        return int(out[0])
 
     def codec_context(self, cc):
         """The validated `AVCodecContext*` behind a PyAV CodecContext (as a cffi pointer)."""

@@ -1,9 +1,11 @@
 """The bridge checked against real FFmpeg objects, without hardware (and without importing PyAV).
 
 A VA-API device context is allocated (never initialised) with a known display; a frame carries a
-known surface id; a real buffer source must take a reference on the frame's hw_frames_ctx. A
-device reference taken from the frame must be its device, counted; a real (rawvideo) decoder
-context, not opened, must move to it, and an open one, or one without a device, must be refused.
+known surface id; a real buffer source must take a reference on the frame's hw_frames_ctx. A device
+reference taken from the frame must be its device, counted; a real (rawvideo) decoder context, not
+opened, must move to it, and an open one, or one without a device, must be refused. A region pushed
+into a buffer source must reach the sink as a new reference to the same picture (or surface) with
+its crop fields set, the frame it came from untouched; a region outside the picture is refused.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def run_selftest(ffi, lib) -> list[Check]:
                             configured == 0 and negotiated == vaapi and shares,
                             f"configure {configured}, format {negotiated} (vaapi {vaapi}), shared {shares}"))
         checks.extend(_device_checks(ffi, lib, frame))
+        checks.extend(region_checks(ffi, lib, frame))
     finally:
         lib.zcva_selftest_frame_free(frame)
     return checks
@@ -158,4 +161,88 @@ def _device_checks(ffi, lib, frame) -> list[Check]:
         for device in (own, drm):
             if device != ffi.NULL:
                 lib.zcva_device_unref(device)
+    return checks
+
+
+def _crop(ffi, lib, frame) -> tuple[int, ...]:
+    out = ffi.new("uint64_t[4]")
+    lib.zcva_frame_crop(frame, out)
+    return tuple(int(v) for v in out)
+
+
+def _push_pull(ffi, lib, frame, region, vaapi: bool):
+    """(push rc, pulled frame or NULL, graph): `region` of `frame` through buffer → buffersink."""
+    src, sink = ffi.new("AVFilterContext **"), ffi.new("AVFilterContext **")
+    graph = lib.zcva_selftest_graph(64, 48, src, sink)
+    if graph == ffi.NULL:
+        return None, ffi.NULL, graph
+    if (vaapi and lib.zcva_attach_hw_frames(src[0], frame) != 0) or lib.zcva_selftest_graph_configure(graph) != 0:
+        return None, ffi.NULL, graph
+    averror = ffi.new("int *")
+    rc = lib.zcva_buffersrc_push_region(src[0], frame, *region, averror)
+    return rc, lib.zcva_selftest_pull(sink[0]), graph
+
+
+def region_checks(ffi, lib, va_frame) -> list[Check]:
+    """zcva_buffersrc_push_region on real buffer sources: what reaches the sink, and what is refused."""
+    checks: list[Check] = []
+    soft = lib.zcva_selftest_soft_frame(64, 48, lib.zcva_pix_fmt_nv12())
+    if soft == ffi.NULL:
+        return [Check("allocate a software NV12 frame", False)]
+    frees = [soft]
+    graphs = []
+    try:
+        rc, out, graph = _push_pull(ffi, lib, soft, (8, 6, 16, 10), vaapi=False)
+        graphs.append(graph)
+        got = _crop(ffi, lib, out) if out != ffi.NULL else None
+        same = out != ffi.NULL and bool(lib.zcva_selftest_same_data(out, soft)) \
+            and bool(lib.zcva_frame_matches(out, 64, 48, lib.zcva_pix_fmt_nv12()))
+        checks.append(Check("a software region reaches the sink as the same picture with its crop fields",
+                            rc == 0 and got == (8, 6, 16, 10) and same and _crop(ffi, lib, soft) == (0, 0, 0, 0),
+                            f"rc {rc}, crop {got}, same buffer and size {same}, source crop {_crop(ffi, lib, soft)}"))
+        if out != ffi.NULL:
+            frees.append(out)
+            rc2, again, graph = _push_pull(ffi, lib, out, (2, 4, 6, 8), vaapi=False)
+            graphs.append(graph)
+            got2 = _crop(ffi, lib, again) if again != ffi.NULL else None
+            if again != ffi.NULL:
+                frees.append(again)
+            checks.append(Check("a region of a cropped frame adds to its crop fields",
+                                rc2 == 0 and got2 == (10, 10, 22, 18), f"rc {rc2}, crop {got2}"))
+        refused = []
+        for region in ((40, 0, 24, 0), (0, 0, 64, 0), (0, 48, 0, 0), (2**63, 0, 0, 0)):
+            rc3, none, graph = _push_pull(ffi, lib, soft, region, vaapi=False)
+            graphs.append(graph)
+            refused.append((rc3, none == ffi.NULL))
+            if none != ffi.NULL:
+                frees.append(none)
+        checks.append(Check("regions outside the picture are refused and nothing is queued",
+                            all(r == (lib.ZCVA_ERR_REGION, True) for r in refused), f"{refused}"))
+        before = lib.zcva_selftest_frames_refcount(va_frame)
+        rc, out, graph = _push_pull(ffi, lib, va_frame, (16, 8, 8, 4), vaapi=True)
+        surface, ident, ident_out = ffi.new("uint32_t *"), ffi.new("uintptr_t *"), ffi.new("uintptr_t *")
+        ok = out != ffi.NULL and lib.zcva_surface_id(out, surface) == 0 and \
+            lib.zcva_frames_context_id(va_frame, ident) == 0 and lib.zcva_frames_context_id(out, ident_out) == 0
+        got = _crop(ffi, lib, out) if out != ffi.NULL else None
+        same = ok and surface[0] == SURFACE and ident[0] == ident_out[0] != 0
+        if out != ffi.NULL:
+            lib.zcva_selftest_frame_free(out)
+        lib.zcva_selftest_graph_free(graph)
+        after = lib.zcva_selftest_frames_refcount(va_frame)
+        soft_id = lib.zcva_frames_context_id(soft, ident)
+        checks.append(Check("a VA-API region reaches the sink as the same surface and frames context, cropped",
+                            rc == 0 and got == (16, 8, 8, 4) and same and after == before
+                            and _crop(ffi, lib, va_frame) == (0, 0, 0, 0) and soft_id == lib.ZCVA_ERR_NOT_VAAPI_FRAME,
+                            f"rc {rc}, crop {got}, same surface and context {same}, refs {before} → {after}, "
+                            f"software frame's context rc {soft_id}"))
+        text = ffi.new("char[64]")
+        lib.zcva_error_text(-22, text, 64)
+        checks.append(Check("FFmpeg's error text", ffi.string(text).decode() == "Invalid argument",
+                            ffi.string(text).decode()))
+    finally:
+        for g in graphs:
+            if g is not None and g != ffi.NULL:
+                lib.zcva_selftest_graph_free(g)
+        for f in frees:
+            lib.zcva_selftest_frame_free(f)
     return checks

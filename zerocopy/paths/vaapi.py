@@ -67,7 +67,11 @@ class _VAFront:
         raise NotImplementedError
 
     def roi_feed(self, model, stream):
-        raise PathUnavailable({self.name: Reason(Code.ROI_CROP, "region crops on VA surfaces are not built yet")})
+        """Regions cropped by the GPU from the decoded surface (`resize/vaapi_roi.py`): remote tensors on
+        zero-copy (on the stream's VA context, which the region model is compiled on), downloaded on copy."""
+        from zerocopy.resize.vaapi_roi import VaapiRoiFeed
+
+        return VaapiRoiFeed(self.name, stream.bridge, model, stream.context, download=self.download)
 
 
 def prime(name: str, stream: PreparedStream, source) -> PreparedFrame:
