@@ -142,11 +142,22 @@ class Pipeline:
                 raise self._refuse(Code.BIND, f"binding the first frame on {self.device} failed", e) from None
             raise
         try:
-            return list(scheduler.results(wait=True, timeout=FIRST_INFERENCE_TIMEOUT_S))
+            results = list(scheduler.results(wait=True, timeout=FIRST_INFERENCE_TIMEOUT_S))
         except InferenceError as e:
             if self.refusable:
                 raise self._refuse(Code.FIRST_INFERENCE, f"first frame on {self.device}", e) from None
             raise
+        if self.rois is not None:
+            try:
+                self.rois.prime(first)
+            except PathUnavailable:
+                raise
+            except _BIND_ERRORS as e:
+                if self.refusable:
+                    raise self._refuse(Code.ROI_CROP, f"region models on the first frame on {self.device}", e) \
+                        from None
+                raise
+        return results
 
     def note_no_frame(self, outcome: InputOutcome) -> None:
         """An input that ended without a frame, an error of its own or a stop: say so (and where

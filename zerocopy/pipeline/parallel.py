@@ -134,7 +134,15 @@ class _Merge:
         for r in results:
             i = self.owner.pop(id(r.frame))
             self.outstanding[i] -= 1
-            yield self.p.done(r, self.outcomes[i], i)
+            if self.outcomes[i].error:  # it failed already (its region models): the rest of it is dropped
+                continue
+            try:
+                done = self.p.done(r, self.outcomes[i], i)
+            except InferenceError as e:  # its region models failed on this frame: that input ends with it
+                self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
+                self.feeders[i].halt()
+                continue
+            yield done
 
     def _ends(self) -> Iterator[Event]:
         for i in sorted(self.finished - self.reported):

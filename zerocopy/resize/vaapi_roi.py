@@ -27,7 +27,7 @@ from zerocopy.errors import InferenceError, PathUnavailable
 from zerocopy.frames import Geometry, ResizeMode
 from zerocopy.refusals import Code, Reason
 from zerocopy.resize.vaapi import graph_chain, missing_filters
-from zerocopy.roi.crops import Crop, RoiPlacement
+from zerocopy.roi.crops import Crop, RoiPlacement, central_crop
 from zerocopy.roi.feeds import Fed
 
 ROI_GRAPHS = 8  # scale_vaapi graphs kept per region model (each holds a VA context and an output pool)
@@ -56,12 +56,6 @@ def layout(g: Geometry) -> tuple[int, int, int, int, int, int]:
     """What a region's graph depends on: where the content goes in the input (not the region's own size,
     which the crop fields carry)."""
     return g.dst_w, g.dst_h, g.x0, g.y0, g.content_w, g.content_h
-
-
-def central_crop(width: int, height: int) -> Crop:
-    """The middle half of a frame (even edges): a region to try a path's cropping on."""
-    w, h = max(2, (width // 2) & ~1), max(2, (height // 2) & ~1)
-    return Crop((width // 4) & ~1, (height // 4) & ~1, w, h)
 
 
 class _Graph:

@@ -57,6 +57,12 @@ def crop_for(box: np.ndarray, frame_w: int, frame_h: int, expand: float = 1.0, s
     return Crop(left, top, right - left, bottom - top)
 
 
+def central_crop(width: int, height: int) -> Crop:
+    """The middle half of a frame (even edges): a region to try a path's cropping on."""
+    w, h = max(2, (width // 2) & ~1), max(2, (height // 2) & ~1)
+    return Crop((width // 4) & ~1, (height // 4) & ~1, w, h)
+
+
 @dataclass(frozen=True)
 class RoiPlacement:
     """A region and where it lands in the region model's input (`geometry`, crop → input)."""

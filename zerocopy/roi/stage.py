@@ -20,7 +20,7 @@ from zerocopy.detections import Attribute, Detections
 from zerocopy.errors import InferenceError, openvino_reason
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
-from zerocopy.roi.crops import crop_for
+from zerocopy.roi.crops import central_crop, crop_for
 from zerocopy.roi.decoders import RoiDecoder, RoiResult, make_roi_decoder
 from zerocopy.roi.feeds import Fed, RoiFeed
 from zerocopy.stats import Distribution
@@ -106,6 +106,9 @@ class RegionModel:
                 self._queue.start_async(userdata=i)
             self._queue.wait_all()
         except RuntimeError as e:
+            # OpenVINO's queue rethrows a failure from then on: the next frame gets a new one
+            self._queue = ov.AsyncInferQueue(self.wrapped.compiled, ROI_NIREQ)
+            self._queue.set_callback(self._done)
             raise InferenceError(f"{self.name} failed on a region: {openvino_reason(e)}") from None
         return [self.decoder(self._outputs[i], place) for i, (_inputs, place, _keep) in enumerate(fed)]
 
@@ -154,6 +157,16 @@ class RoiStage:
             self.times.seconds += elapsed
         out = dets.with_extras(attributes, keypoints)
         return out if keep.all() else out[keep]
+
+    def prime(self, frame: PreparedFrame) -> None:
+        """Each model once on the middle of the first frame, whether it has boxes or not: a path that
+        cannot crop or run regions (a VA driver that refuses cropped surfaces, a GPU that cannot run the
+        model) fails here, during the path's trial, so `auto` can move on."""
+        if frame.source is None:
+            return
+        for model in self.models:
+            assert model.feed is not None, "activate first"
+            model.infer(model.feed(frame.source, [central_crop(frame.width, frame.height)]))
 
     def release(self) -> None:
         for model in self.models:
