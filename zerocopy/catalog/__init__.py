@@ -116,6 +116,8 @@ _NATIVE_SIZES = {
     "mediapipe/modules/pose_detection/pose_detection.tflite": "224x224",
     _OBJECTRON_MODEL: "300x300",
     "mediapipe/modules/face_landmark/face_landmark.tflite": "192x192",
+    "mediapipe/modules/palm_detection/palm_detection_full.tflite": "192x192",
+    "mediapipe/modules/hand_landmark/hand_landmark_full.tflite": "224x224",
 }
 
 CATALOG: dict[str, CatalogEntry] = {
@@ -210,6 +212,39 @@ CATALOG: dict[str, CatalogEntry] = {
             crop_expand=1.5,  # MediaPipe's face_detection_front_detection_to_roi graph: ×1.5, square
             crop_square=True,
             suits="face boxes from any face model",
+        ),
+        CatalogEntry(
+            name="hand",
+            description="MediaPipe palm detector (full), 192x192: a box per palm; --classify handedness "
+            "adds the hand's 21 landmarks, a hand-presence score and Left/Right",
+            source=WheelSource(member="mediapipe/modules/palm_detection/palm_detection_full.tflite", **_MEDIAPIPE),
+            model_sha256="1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54",
+            postprocess="anchor-ssd",
+            labels=("hand",),
+            mean=0.0,  # MediaPipe's palm_detection graph feeds [0, 1]
+            scale=255.0,
+            # palm_detection_cpu.pbtxt: 4 layers, strides 8/16/16/16, fixed-size anchors, 2016 boxes of
+            # 4 box + 7×2 keypoint values, sigmoid scores, weighted NMS at IoU 0.3
+            postprocess_options={"strides": (8, 16, 16, 16), "anchors_per_stride": 2, "nms_iou": 0.3},
+            threshold=0.5,  # MediaPipe's min_score_thresh; false palms on hand-free scenes in docs/models.md
+            suits="hands from ~10% of the frame height up (webcam, gestures); finds palms, not fists in gloves",
+        ),
+        CatalogEntry(
+            name="handedness",
+            description="MediaPipe hand landmarks (full), 224x224, on hand boxes: 21 points, a hand-presence "
+            "score and Left/Right (--classify handedness; with --min-presence, a check on palm boxes)",
+            source=WheelSource(member="mediapipe/modules/hand_landmark/hand_landmark_full.tflite", **_MEDIAPIPE),
+            model_sha256="11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3",
+            postprocess="hand-landmarks",
+            # handedness.txt in the wheel (sha256 3b82f024…): the model's one score is the first's, read
+            # for a picture that is not mirrored (MediaPipe's hand_landmarks_detector_graph)
+            labels=("Right", "Left"),
+            mean=0.0,
+            scale=255.0,
+            task="classify",
+            crop_expand=2.6,  # MediaPipe's palm_detection_detection_to_roi graph: ×2.6, square (and rotated)
+            crop_square=True,
+            suits="palm boxes from the hand model",
         ),
     ]
 }

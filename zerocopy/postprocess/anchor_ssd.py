@@ -1,4 +1,6 @@
-"""MediaPipe's anchor SSD (BlazeFace, BlazePose detector): box offsets relative to fixed anchors."""
+"""MediaPipe's anchor SSD (BlazeFace, BlazePose detector, palm detector): box offsets relative to fixed
+anchors. Each anchor's row is a box (x, y, w, h) followed by keypoints (x, y) — 6 for faces, 4 for
+poses, 7 for palms: 16, 12 or 18 values — with one score logit beside it."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from zerocopy.postprocess.nms import nms
 KNOWN_LAYOUTS = {
     (128, 896): {"strides": (8, 16, 16, 16), "anchors_per_stride": 2},
     (192, 2304): {"strides": (4,), "anchors_per_stride": 1},
+    (192, 2016): {"strides": (8, 16, 16, 16), "anchors_per_stride": 2},  # palm_detection_full/lite
     (224, 2254): {"strides": (8, 16, 32, 32, 32), "anchors_per_stride": 2},
     (256, 896): {"strides": (16, 32, 32, 32), "anchors_per_stride": 2},  # face_detection_back
     (256, 2944): {"strides": (8, 16, 32, 32, 32), "anchors_per_stride": 2},

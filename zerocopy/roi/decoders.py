@@ -89,9 +89,39 @@ class Classifier(RoiDecoder):
         return RoiResult((Attribute(self.model, name, float(p[best])),))
 
 
+class HandLandmarks(RoiDecoder):
+    """MediaPipe's hand landmarks: 21 (x, y, z) points in input pixels, a hand-presence score (already a
+    probability: MediaPipe thresholds it as it comes), one handedness score, and 21 world points (not
+    used). Two outputs share each size, so they are told apart by their order, as MediaPipe's graph
+    splits them: points, presence, handedness, world points.
+
+    The handedness score is that of `labels[0]`, for a picture that is not mirrored (MediaPipe's
+    hand_landmarks_detector_graph names it "Right"; its older hands solution called it "Left" and
+    assumed a mirrored selfie): the attribute is the likelier label with its probability."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        points = [n for n, s in self.shapes.items() if int(np.prod(s)) == 63]
+        scores = [n for n, s in self.shapes.items() if int(np.prod(s)) == 1]
+        if len(points) < 1 or len(scores) != 2 or len(self.labels) != 2:
+            raise ModelError(f"{self.model}: a hand landmark model has 63 points, a presence and a handedness "
+                             f"output and two labels; the outputs are {list(self.shapes.values())}, "
+                             f"the labels {list(self.labels)}")
+        self.points, (self.presence, self.handedness) = points[0], scores
+
+    def __call__(self, outputs, place):
+        presence = float(np.clip(outputs[self.presence].reshape(-1)[0], 0.0, 1.0))
+        first = float(np.clip(outputs[self.handedness].reshape(-1)[0], 0.0, 1.0))
+        side = Attribute(self.model, self.labels[0], first) if first >= 0.5 else \
+            Attribute(self.model, self.labels[1], 1.0 - first)
+        points = place.points_to_source(outputs[self.points].reshape(-1, 3))
+        return RoiResult((Attribute(self.model, "presence", presence), side), points, presence)
+
+
 ROI_DECODERS: dict[str, type[RoiDecoder]] = {
     "face-landmarks": FaceLandmarks,
     "classifier": Classifier,
+    "hand-landmarks": HandLandmarks,
 }
 
 
