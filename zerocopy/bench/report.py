@@ -41,6 +41,14 @@ def _vs_baseline_line(name: str, vs: dict) -> str:
             f"(range): {', '.join(parts) or 'no ratio'}")
 
 
+def _rois_line(rois: dict) -> str:
+    """The region stage (`--classify`): how many regions, what each cost, what a frame with regions cost."""
+    return (f"regions (--classify): {rois['regions']:g} in the measured frames, crop "
+            f"{rois['per_region_crop_ms']['mean_ms']:.3f} ms/region (p95 {rois['per_region_crop_ms']['p95_ms']:.3f}), "
+            f"inference {rois['per_region_inference_ms']['mean_ms']:.2f} ms/region, "
+            f"{rois['per_frame_ms']['mean_ms']:.2f} ms per frame with regions, {rois['regions_per_s']:g} regions/s")
+
+
 def _limits_line(lim: dict) -> str:
     threads = lim.get("decode_threads")
     how = "FFmpeg's own threading" if threads == 0 else f"{threads} thread{'s' * (threads != 1)}, as software decodes"
@@ -100,6 +108,9 @@ def table(result: dict) -> str:
     for name, r in result["paths"].items():
         if r.get("cpu_ms_per_frame_by_thread"):
             lines.append(f"{name}: CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")
+    for name, r in result["paths"].items():
+        if r.get("rois"):
+            lines.append(f"{name}: {_rois_line(r['rois'])}")
     for name, why in result["unavailable"].items():
         lines.append(f"{name}: unavailable: {why}")
     if "baseline" in result["paths"]:
@@ -125,6 +136,9 @@ def markdown(result: dict) -> str:
     for name, r in result["paths"].items():
         if r.get("cpu_ms_per_frame_by_thread"):
             out.append(f"- `{name}` CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")
+    for name, r in result["paths"].items():
+        if r.get("rois"):
+            out.append(f"- `{name}` {_rois_line(r['rois'])}")
     for name, why in result["unavailable"].items():
         out.append(f"- `{name}`: unavailable: {why}")
     return "\n".join(out) + "\n"

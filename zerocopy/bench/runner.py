@@ -61,6 +61,17 @@ def _median_stats(runs: list[dict]) -> dict:
                                              for k in by_thread[0]}
     out["device"], out["nireq"], out["repeats"] = runs[0]["device"], runs[0]["nireq"], len(runs)
     out["runs_fps"] = [r["fps"] for r in runs]
+    rois = [r["rois"] for r in runs if r.get("rois")]
+    if rois:
+        out["rois"] = _median_rois(rois)
+    return out
+
+
+def _median_rois(rois: list[dict]) -> dict:
+    """The region stage (`--classify`) over the repeats: medians of its counts and times."""
+    out: dict = {k: round(statistics.median(r[k] for r in rois), 3) for k in ("regions", "regions_per_s")}
+    for key in ("per_region_crop_ms", "per_region_inference_ms", "per_frame_ms"):
+        out[key] = {stat: round(statistics.median(r[key][stat] for r in rois), 3) for stat in rois[0][key]}
     return out
 
 
@@ -173,6 +184,17 @@ def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
     return paths, {p: "; ".join(why) for p, why in refused.items()}
 
 
+def check_regions(config: RunConfig, spec, core, log: Callable[[str], None]) -> None:
+    """`classes` and `classify` checked against the model's labels (and the region models pulled) once,
+    before measuring: a bad name is one `ConfigError`, not a refusal of every path."""
+    from zerocopy.postprocess import label_indices
+    from zerocopy.roi.setup import resolve_tasks
+
+    if config.classes:
+        label_indices(config.classes, spec.labels)
+    resolve_tasks(config, spec, core, log)
+
+
 def _frames_line(counts: list[int]) -> int | str:
     lo, hi = min(counts), max(counts)
     return lo if lo == hi else f"{lo}–{hi}"
@@ -191,6 +213,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         raise PathUnavailable(refused)
     core = make_core(None)
     spec = resolve_spec(opts.config.model, core=core)  # a model that cannot be read or fed: refused before measuring
+    check_regions(opts.config, spec, core, log)
     info = describe_input(opts.input, opts.warmup + opts.frames)
     frames = frames_to_measure(info, opts, log)
     unavailable = {p: "; ".join(why) for p, why in refused.items()}

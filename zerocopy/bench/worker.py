@@ -88,7 +88,7 @@ def run_path(args: dict) -> dict:
 
     with Detector(config=_config(args).replace(path=args["path"])) as det:
         # the stage times from the warm-up on: the result's are the run's own, reset as each frame is out
-        meter = MeterSink(args["warmup"], args["frames"], on_warm=lambda: det.result().stages.reset())
+        meter = MeterSink(args["warmup"], args["frames"], on_warm=lambda: _reset_times(det.result()))
         sinks = [meter, JsonlSink(args["jsonl"], det.spec.labels)]
         try:
             feed(det.events([args["input"]], max_frames=args["warmup"] + args["frames"]), sinks)
@@ -112,7 +112,15 @@ def run_path(args: dict) -> dict:
         "device": report["device"],
         "nireq": report["nireq"],
         "errors": errors,
+        **({"rois": report["rois"]} if "rois" in report else {}),
     }
+
+
+def _reset_times(result) -> None:
+    """The stage times (and the region stage's, with `classify`) start afresh after the warm-up."""
+    result.stages.reset()
+    if result.rois is not None:
+        result.rois.reset()
 
 
 def run_decode_only(args: dict) -> dict:

@@ -18,7 +18,8 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINA
 # Flags a setting is also known by (older names keep working).
 ALIASES = {"postprocess": ("--decoder",)}
 # The settings bench takes (it runs every path itself and measures whole files, not live sources).
-BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold")
+BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold", "classes",
+                  "classify", "max_rois", "min_presence")
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
