@@ -140,3 +140,40 @@ def test_the_report_form_holds_openvino_values_json_cannot():
 
     c = RunConfig(ov_config={"PERFORMANCE_HINT": ov.properties.hint.PerformanceMode.LATENCY, "N": 2})
     assert json.loads(json.dumps(c.to_dict(json_ready=True)))["ov_config"]["N"] == 2
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ("person,car", ("person", "car")), (" Person , Car ", ("Person", "Car")), (["dog"], ("dog",)),
+    (("Cat", "Mug"), ("Cat", "Mug")), (None, None),
+])
+def test_classes_take_a_comma_separated_string_or_a_sequence(value, expected):
+    assert RunConfig(classes=value).classes == expected
+    assert config_from(build_parser().parse_args(["detect", "x.mp4", "--classes", "person, car"])).classes == (
+        "person", "car")
+
+
+@pytest.mark.parametrize("value", ["", ",", "a,,b", [], [1], 5, ("a", " ")])
+def test_bad_classes_name_the_setting(value):
+    with pytest.raises(ConfigError) as e:
+        RunConfig(classes=value)
+    assert e.value.setting == "classes" and str(e.value).startswith("classes must be class names")
+
+
+def test_classes_become_label_indices_and_an_unknown_one_lists_the_labels():
+    from zerocopy.postprocess import label_indices
+
+    labels = ("???", "Person", "Car", "Coffee cup")
+    assert label_indices(("car", "PERSON", "coffee cup"), labels) == (2, 1, 3)  # case-insensitive, in the asked order
+    with pytest.raises(ConfigError) as e:
+        label_indices(("person", "truck"), labels)
+    assert e.value.setting == "classes"
+    assert "no class 'truck'" in str(e.value) and "its classes: ???, Person, Car, Coffee cup" in str(e.value)
+    with pytest.raises(ConfigError, match="needs a model with labels"):
+        label_indices(("person",), ())
+
+
+def test_bench_takes_classes_and_classify():
+    args = build_parser().parse_args(["bench", "x.mp4", "--classes", "person", "--classify", "face-mesh",
+                                      "--max-rois", "2", "--min-presence", "0.5"])
+    c = config_from(args, BENCH_SETTINGS)
+    assert (c.classes, c.classify, c.max_rois, c.min_presence) == (("person",), ("face-mesh",), 2, 0.5)

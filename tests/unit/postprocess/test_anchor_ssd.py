@@ -68,3 +68,21 @@ def test_the_logit_prefilter_never_drops_a_score_at_or_above_the_threshold():
     for t in (0.0, 0.25, 0.5, 0.75, 0.999, 1.0):
         passing = scores >= t
         assert not (passing & ~(logits >= _logit(t))).any(), t
+
+
+def test_palm_rows_of_18_values_decode_their_box_and_leave_the_keypoints():
+    from zerocopy.frames import Geometry
+    from zerocopy.postprocess import make_postprocessor
+
+    raw = np.zeros((1, 2016, 18), np.float32)
+    logits = np.full((1, 2016, 1), -10.0, np.float32)
+    k = 24 * 24 * 2 + 6 * (12 * 3 + 9)  # stride 16 (after the 24×24×2 stride-8 anchors): cell x = 9, y = 3
+    raw[0, k, :4] = [6.0, -4.0, 30.0, 20.0]
+    raw[0, k, 4:] = 50.0  # seven keypoints, far off: they must not move the box
+    logits[0, k] = 1.0
+    # no options: the palm detector's layout is known from its input size and anchor count
+    dec = make_postprocessor("anchor-ssd", 192, 192, {"r": (1, 2016, 18), "s": (1, 2016, 1)}, None, 0.5)
+    d = dec({"r": raw, "s": logits}, Geometry.fit(192, 192, 192, 192, "letterbox"))
+    cx, cy = 9.5 / 12 * 192 + 6, 3.5 / 12 * 192 - 4
+    np.testing.assert_allclose(d.xyxy[0], [cx - 15, cy - 10, cx + 15, cy + 10], atol=1e-3)
+    assert d.scores[0] == np.float32(1 / (1 + np.exp(-1.0)))
