@@ -37,7 +37,7 @@ def test_the_region_stage_is_reported_per_path_in_both_tables():
               "settings": {"frames": 8, "warmup": 2, "repeat": 2}, "paths": {"software": path}, "unavailable": {},
               "limits": {"decode_only_fps": 5.0, "decode_only_cpu_ms_per_frame": 1.0, "inference_only_fps": 5.0,
                          "decode_threads": 1}}
-    line = ("regions (--classify): 13 in the measured frames, crop 0.100 ms/region (p95 0.200), inference 4.00 ms/region, "
-            "9.00 ms per frame with regions, 80 regions/s")
+    line = ("regions (--classify): 13 in the measured frames, crop 0.100 ms/region (p95 0.200), "
+            "inference 4.00 ms/region, 9.00 ms per frame with regions, 80 regions/s")
     assert f"software: {line}" in report.table(result)
     assert f"- `software` {line}" in report.markdown(result)
