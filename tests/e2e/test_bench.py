@@ -114,6 +114,24 @@ def test_bench_on_a_short_clip_measures_what_it_has_and_says_so(clips, tmp_path,
     assert r["limits"]["decode_only_fps"] > 0 and r["limits"]["inference_only_fps"] > 0
 
 
+def test_bench_measures_the_region_stage_with_classify(clips, tmp_path, face_model_path, capsys):
+    """`--classify face-mesh` on a face clip: each path's region figures, in the JSON and the table; a
+    class the model lacks is refused before measuring."""
+    clip, _ = clips("portrait.mp4", ClipSpec(frames=12))
+    out = tmp_path / "b.json"
+    assert run_cli("bench", clip, "--model", "face", "--classify", "face-mesh", "--paths", "software,baseline",
+                   "--frames", "6", "--warmup", "2", "--repeat", "1", "--json", out) == 0
+    r = json.loads(out.read_text())
+    assert r["settings"]["config"]["classify"] == ["face-mesh"]
+    for name in ("software", "baseline"):
+        rois = r["paths"][name]["rois"]
+        assert rois["regions"] >= 5 and rois["regions_per_s"] > 0, name  # one face a frame, after the warm-up
+        assert 0 < rois["per_region_crop_ms"]["mean_ms"] <= rois["per_frame_ms"]["mean_ms"], name
+    assert "software: regions (--classify): " in capsys.readouterr().out
+    assert run_cli("bench", clip, "--model", "face", "--classes", "car", "--repeat", "1") == 1
+    assert "no class 'car'; its classes: face" in capsys.readouterr().err
+
+
 def test_bench_refuses_a_clip_no_longer_than_its_warmup_in_one_line(clips):
     clip, _ = clips("ten.mkv", ClipSpec(frames=10))
     proc = bench_cli(clip, "--repeat", "1")  # default warm-up: 30 frames
