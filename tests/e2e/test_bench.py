@@ -117,7 +117,7 @@ def test_bench_on_a_short_clip_measures_what_it_has_and_says_so(clips, tmp_path,
 def test_bench_measures_the_region_stage_with_classify(clips, tmp_path, face_model_path, capsys):
     """`--classify face-mesh` on a face clip: each path's region figures, in the JSON and the table; a
     class the model lacks is refused before measuring."""
-    clip, _ = clips("portrait.mp4", ClipSpec(frames=12))
+    clip, _ = clips("bench-classify.mp4", ClipSpec(frames=12))
     out = tmp_path / "b.json"
     assert run_cli("bench", clip, "--model", "face", "--classify", "face-mesh", "--paths", "software,baseline",
                    "--frames", "6", "--warmup", "2", "--repeat", "1", "--json", out) == 0
