@@ -128,7 +128,7 @@ def test_bench_measures_the_region_stage_with_classify(clips, tmp_path, face_mod
         assert rois["regions"] >= 5 and rois["regions_per_s"] > 0, name  # one face a frame, after the warm-up
         assert 0 < rois["per_region_crop_ms"]["mean_ms"] <= rois["per_frame_ms"]["mean_ms"], name
     assert "software: regions (--classify): " in capsys.readouterr().out
-    assert run_cli("bench", clip, "--model", "face", "--classes", "car", "--repeat", "1") == 1
+    assert run_cli("bench", clip, "--model", "face", "--classes", "car", "--repeat", "1") == 2  # a usage error
     assert "no class 'car'; its classes: face" in capsys.readouterr().err
 
 
