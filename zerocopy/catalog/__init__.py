@@ -227,7 +227,7 @@ CATALOG: dict[str, CatalogEntry] = {
             # 4 box + 7×2 keypoint values, sigmoid scores, weighted NMS at IoU 0.3
             postprocess_options={"strides": (8, 16, 16, 16), "anchors_per_stride": 2, "nms_iou": 0.3},
             # MediaPipe's min_score_thresh is 0.5: on hand-free photo clips that gave 0.44 false palms a frame,
-            # 0.7 gives 0.02 and keeps every view of a real hand (0.74–0.98; docs/models.md)
+            # 0.7 gives 0.02 and keeps every view of a real hand (0.74–0.95; docs/models.md)
             threshold=0.7,
             suits="open hands, palm towards the camera, from ~10% of the frame height up (webcam, gestures)",
         ),
