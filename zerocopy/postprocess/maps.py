@@ -87,3 +87,13 @@ class ProbabilityMap:
 def frame_map(kind: str | None, model: str, shapes: Mapping[str, tuple[int, ...]]) -> ProbabilityMap | None:
     """The frame-level decoding of an image-to-image model (`kind`), or None for any other kind."""
     return ProbabilityMap(model, shapes) if kind in MAP_KINDS else None
+
+
+LEVEL = 0.5  # a pixel counts as text / person from here (the summary's `share`)
+
+
+def summary(values: np.ndarray) -> dict[str, float]:
+    """A map in three numbers (JSON Lines' `map`): the share of pixels from `LEVEL` up, the highest value
+    and the mean."""
+    return {"share": round(float(np.mean(values >= LEVEL)), 5), "max": round(float(values.max()), 4),
+            "mean": round(float(values.mean()), 5)}
