@@ -109,7 +109,14 @@ def _check_targets(args) -> None:
 def cmd_process(args, say: Callable[[str], None]) -> int:
     import signal
 
-    from zerocopy.cli import options
+    from zerocopy.cli.options import (
+        EXIT_FAIL,
+        EXIT_INTERRUPTED,
+        EXIT_OK,
+        EXIT_TERMINATED,
+        PROCESS_SETTINGS,
+        config_from,
+    )
     from zerocopy.process import Processor
     from zerocopy.refusals import summary
 
@@ -119,7 +126,7 @@ def cmd_process(args, say: Callable[[str], None]) -> int:
         def on_refusal(name, device, why):
             say(f"{name} path refused on {device}: {'; '.join(why)}; trying the next")
     out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel, _progress_factory(args.quiet))
-    config = options.config_from(args, ("model", *options.PROCESS_SETTINGS))
+    config = config_from(args, ("model", *PROCESS_SETTINGS))
     with claim_map_outputs(args), Processor(config=config, detector=args.detector, log=say,
                                             on_refusal=on_refusal) as processor, \
             stop_on_signals(processor.stop) as stopped:
@@ -139,5 +146,5 @@ def cmd_process(args, say: Callable[[str], None]) -> int:
             f"CPU {report['cpu']['percent']}% on the {run.choice.name} path ({report['device']})")
     if result.interrupted:
         say("interrupted; everything written so far is complete")
-        return options.EXIT_TERMINATED if stopped.signal == signal.SIGTERM else options.EXIT_INTERRUPTED
-    return options.EXIT_FAIL if any(o.error for o in result.inputs) else options.EXIT_OK
+        return EXIT_TERMINATED if stopped.signal == signal.SIGTERM else EXIT_INTERRUPTED
+    return EXIT_FAIL if any(o.error for o in result.inputs) else EXIT_OK
