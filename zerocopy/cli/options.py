@@ -125,7 +125,7 @@ def add_process_parser(sub) -> None:
                    "single-channel map output")
     p.add_argument("--detector", metavar="MODEL",
                    help="for a model run on boxes (person-mask): the detector that finds them (default: the "
-                   "catalogue's choice, person; objects works too)")
+                   "catalogue's choice, objects; person works too)")
     add_settings(p, PROCESS_SETTINGS)
     p.add_argument("--output", metavar="FILE.mp4", help="write the video with the map blended over it")
     p.add_argument("--mask-output", metavar="FILE.mp4", help="write the map as a grayscale video (white: 1)")

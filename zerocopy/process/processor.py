@@ -36,7 +36,7 @@ class Processor(Detector):
 
     `model` is an image-to-image catalogue model (`text-map`, `person-mask`) or a model file with one
     single-channel map output (fed RGB in [0, 1], letterboxed). `detector` names the detector whose
-    boxes a box model (`person-mask`) runs on (default: its catalogue entry's, `person`; `objects`
+    boxes a box model (`person-mask`) runs on (default: its catalogue entry's, `objects`; `person`
     works too); `threshold`, `classes` and the other detector settings then apply to it. Everything
     else is `Detector`'s: `settings` are `RunConfig`'s, `run()` yields `FrameResult`s in order, with
     `output` the model's map over the frame (float32 height×width in [0, 1], zero where a box model
