@@ -41,13 +41,10 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def _map_size(shape: tuple[int, ...]) -> tuple[int, int] | None:
-    """(H, W) of a single-channel map output (N×1×H×W, N×H×W×1 or N×H×W), else None."""
-    if len(shape) == 4 and shape[1] == 1:
-        h, w = shape[2], shape[3]
-    elif (len(shape) == 4 and shape[3] == 1) or len(shape) == 3:
-        h, w = shape[1], shape[2]
-    else:
+    """(H, W) of a single-channel map output (N×1×H×W or N×H×W×1), else None."""
+    if len(shape) != 4 or 1 not in (shape[1], shape[3]):
         return None
+    h, w = (shape[2], shape[3]) if shape[1] == 1 else (shape[1], shape[2])
     return (h, w) if h > 1 and w > 1 else None
 
 
