@@ -1,4 +1,5 @@
-"""`zerocopy` command line: detect (cli/detect.py), bench, doctor, models; the grammar is cli/options.py."""
+"""`zerocopy` command line: detect (cli/detect.py), process (cli/process.py), bench, doctor, models; the grammar
+is cli/options.py."""
 
 from __future__ import annotations
 
@@ -108,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from zerocopy.cli.detect import cmd_detect
 
             return cmd_detect(args, say)
+        if args.command == "process":
+            from zerocopy.cli.process import cmd_process
+
+            return cmd_process(args, say)
         if args.command == "models":
             return cmd_models(args)
         if args.command == "doctor":
