@@ -230,3 +230,15 @@ def test_the_command_line_refuses_before_any_work(clips, tmp_path, capsys):
     assert "text-map maps whole frames: threshold applies to" in capsys.readouterr().err
     assert run_cli("process", page, "--model", "person-mask", "--detector", "face", "--quiet") == 2
     assert "the face detector finds none" in capsys.readouterr().err
+
+
+def test_anonymise_hides_the_person_shapes_from_the_face_detector(clips, tmp_path):
+    path, _ = clips["person"]
+    private = tmp_path / "private.mp4"
+    assert run_cli("process", path, "--model", "person-mask", "--output", private, "--anonymise", "--quiet") == 0
+    faces = []
+    for video in (path, private):
+        out = tmp_path / f"{video.stem}.jsonl"
+        assert run_cli("detect", video, "--json", out, "--quiet") == 0
+        faces.append(sum(len(line["detections"]) for line in read_jsonl(out)))
+    assert faces[0] >= FRAMES - 1 and faces[1] <= 0.05 * faces[0], faces

@@ -139,6 +139,11 @@ def add_process_parser(sub) -> None:
     p.add_argument("--mask-output", metavar="FILE.mp4", help="write the map as a grayscale video (white: 1)")
     p.add_argument("--npy", metavar="DIR", help="write each frame's map as a float32 .npy into this new or empty "
                    "folder")
+    p.add_argument("--anonymise", "--anonymize", action="store_true",
+                   help="in the --output video, hide what the map covers (with person-mask: the people's shapes) "
+                   "instead of tinting it: privacy-safe recordings")
+    p.add_argument("--anonymise-style", "--anonymize-style", choices=STYLES, default="pixelate",
+                   help="how --anonymise hides it: coarse blocks, a strong blur, or black")
     add_run_flags(p)
 
 

@@ -28,6 +28,7 @@ class MapOutputs:
 
     mask_output: str | None = None
     npy: str | None = None
+    anonymise: str | None = None  # a style: --output hides where the map is (person shapes) instead of tinting
 
 
 def _sinks(out: Outputs, maps: MapOutputs, names, inputs: int) -> list:
@@ -42,9 +43,9 @@ def _sinks(out: Outputs, maps: MapOutputs, names, inputs: int) -> list:
             sinks.append(NpySink(maps.npy, inputs))
     except OSError as e:
         raise ZeroCopyError(f"cannot write {e.filename}: {e.strerror or e}") from None
-    for target, mode in ((out.output, "blend"), (maps.mask_output, "mask")):
+    for target, mode in ((out.output, "anonymise" if maps.anonymise else "blend"), (maps.mask_output, "mask")):
         if target:
-            sinks.append(MapVideoSink(target, names, inputs, mode))
+            sinks.append(MapVideoSink(target, names, inputs, mode, maps.anonymise or "pixelate"))
     return sinks
 
 
@@ -88,12 +89,15 @@ def cmd_process(args, say: Callable[[str], None]) -> int:
 
     videos = [("--output", args.output), ("--mask-output", args.mask_output)]
     _check_targets(args, videos)
+    if args.anonymise and not args.output:
+        raise ZeroCopyError("--anonymise changes the --output video: give --output FILE.mp4 too")
+    maps = MapOutputs(args.mask_output, args.npy, args.anonymise_style if args.anonymise else None)
     out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel, _progress_factory(args.quiet))
     config = config_from(args, ("model", *PROCESS_SETTINGS))
     # the outputs are claimed before the model is pulled (a `with` enters its items in order), as detect does
     with claim_outputs(args, videos, [("--npy", args.npy)]), \
             Processor(config=config, detector=args.detector, log=say, on_refusal=refusal_teller(args, say)) \
             as processor, stop_on_signals(processor.stop) as stopped:
-        run = run_process(processor, args.inputs, out, MapOutputs(args.mask_output, args.npy))
+        run = run_process(processor, args.inputs, out, maps)
     on = f" on {run.report['detections']} {processor.detector} boxes" if processor.detector else ""
     return finish(run, args, say, stopped, f"mapped by {run.report['process']['model']}{on}")

@@ -20,6 +20,7 @@ import numpy as np
 from zerocopy.detections import Detections
 from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
+from zerocopy.sinks.draw import anonymise_map
 from zerocopy.sinks.files import temporary
 from zerocopy.sinks.video import VideoSink
 
@@ -40,13 +41,15 @@ def grayscale(values: np.ndarray) -> np.ndarray:
 
 class MapVideoSink:
     """`blend`: the decoded frames with the map tinted over them and the boxes drawn (a box model's);
-    `mask`: the map alone, white where it is 1. Needs `PreparedFrame.picture` for `blend` (the run keeps
-    the pictures: `keep_images`)."""
+    `mask`: the map alone, white where it is 1; `anonymise`: the frames with what the map covers (a person
+    mask's shapes) pixelated, blurred or filled (`style`, `sinks/draw.py`). Needs `PreparedFrame.picture`
+    for `blend` and `anonymise` (the run keeps the pictures: `keep_images`)."""
 
-    def __init__(self, target: str, names: Sequence[str], inputs: int = 1, mode: str = "blend"):
-        if mode not in ("blend", "mask"):
-            raise ValueError(f"mode must be blend or mask, not {mode!r}")
-        self.mode = mode
+    def __init__(self, target: str, names: Sequence[str], inputs: int = 1, mode: str = "blend",
+                 style: str = "pixelate"):
+        if mode not in ("blend", "mask", "anonymise"):
+            raise ValueError(f"mode must be blend, mask or anonymise, not {mode!r}")
+        self.mode, self.style = mode, style
         self.video = VideoSink(target, names, inputs)
 
     @property
@@ -62,6 +65,8 @@ class MapVideoSink:
         if self.mode == "mask":
             picture = av.VideoFrame.from_ndarray(grayscale(frame.output), format="gray")
             detections = Detections.empty()
+        elif frame.picture is not None and self.mode == "anonymise":
+            picture = av.VideoFrame.from_image(anonymise_map(frame.picture.to_image(), frame.output, self.style))
         elif frame.picture is not None:
             picture = av.VideoFrame.from_ndarray(blend(frame.picture.to_ndarray(format="rgb24"), frame.output),
                                                  format="rgb24")
