@@ -88,11 +88,15 @@ def cmd_models(args) -> int:
             path = pull(name, log=say)
             print(f"{name}\t{path}")
         return EXIT_OK
-    print(f"{'name':<10} {'input':<8} {'threshold':<9} {'cached':<7} suits")
+    w = max(len(name) for name in CATALOG)
+    use = {"detect": "--model", "classify": "--classify", "process": "process"}
+    print(f"{'name':<{w}} {'use with':<10} {'input':<8} {'threshold':<9} {'cached':<7} suits")
     for e in CATALOG.values():
         mark = " (default)" if e.name == DEFAULT_MODEL else ""
-        print(f"{e.name:<10} {e.size_text:<8} {e.threshold:<9} {'yes' if cached_path(e) else 'no':<7} {e.suits}{mark}")
-        print(f"{'':<10} {e.description}; {e.source.licence}")
+        threshold = e.threshold if e.task == "detect" else "-"
+        print(f"{e.name:<{w}} {use.get(e.task, e.task):<10} {e.size_text:<8} {threshold:<9} "
+              f"{'yes' if cached_path(e) else 'no':<7} {e.suits}{mark}")
+        print(f"{'':<{w}} {e.description}; {e.source.licence}")
     print("which model for which footage, with the measured recall: docs/models.md")
     print(f"cache: {cache_dir()}")
     return EXIT_OK
