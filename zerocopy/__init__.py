@@ -5,8 +5,8 @@
     for r in zerocopy.detect("clip.mp4"):
         print(r.index, r.detections.xyxy)
 
-`Detector`, `detect`, `FrameResult` and `RunConfig` (every setting of a run, declared once) are
-loaded on first use, so `import zerocopy` stays light.
+`Detector`, `detect`, `FrameResult`, `Processor` (image-to-image models) and `RunConfig` (every setting
+of a run, declared once) are loaded on first use, so `import zerocopy` stays light.
 """
 
 from zerocopy.detections import Attribute, Detections
@@ -14,10 +14,10 @@ from zerocopy.errors import ConfigError, InferenceError, InputError, ModelError,
 
 __version__ = "0.1.0"
 __all__ = ["Attribute", "ConfigError", "Detections", "Detector", "FrameResult", "InferenceError", "InputError",
-           "ModelError", "PathUnavailable", "RunConfig", "ZeroCopyError", "__version__", "detect"]
+           "ModelError", "PathUnavailable", "Processor", "RunConfig", "ZeroCopyError", "__version__", "detect"]
 
 _LAZY = {"Detector": "zerocopy.api", "FrameResult": "zerocopy.api", "detect": "zerocopy.api",
-         "RunConfig": "zerocopy.config"}
+         "RunConfig": "zerocopy.config", "Processor": "zerocopy.process"}
 
 
 def __getattr__(name: str):

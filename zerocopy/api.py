@@ -51,6 +51,8 @@ class FrameResult:
     with `keep_images=True` (OpenCV users: `image[..., ::-1]` is BGR), else None. `input` is the
     source's place in the run's list (0, 1, …; JSON Lines' `input`): it tells apart a source given
     twice. `source` is shown redacted: a URL's password and credential-like query values are `***`.
+    `output` is an image-to-image model's result (`Processor`) over the frame: a float32 height×width
+    map in [0, 1]; None for a detector.
     """
 
     source: str
@@ -62,6 +64,7 @@ class FrameResult:
     names: tuple[str, ...] | None
     image: np.ndarray | None = None
     input: int = 0
+    output: np.ndarray | None = None
 
 
 def _sources(sources: Source | Iterable[Source]) -> list[str]:
@@ -106,7 +109,7 @@ class Detector:
                  log: Callable[[str], None] | None = None, on_refusal: OnRefusal | None = None,
                  fronts: Sequence[Front] | None = None, **settings: Any):
         from zerocopy.catalog.fetch import cache_dir
-        from zerocopy.infer.model import make_core, resolve_spec
+        from zerocopy.infer.model import make_core
 
         if model is not None:
             settings["model"] = model
@@ -118,11 +121,7 @@ class Detector:
         self.keep_images, self._on_refusal = bool(keep_images), on_refusal
         self._fronts = list(fronts) if fronts is not None else None
         self._core = make_core(cache_dir() / "ov-cache")
-        self.spec = resolve_spec(asked.model, asked.labels, asked.postprocess, asked.resize, core=self._core, log=log)
-        self.config = asked.resolve(spec=self.spec)
-        # the run's `classes` as the model's label indices (a name it lacks is a ConfigError, here)
-        self._keep_labels = label_indices(self.config.classes, self.spec.labels) if self.config.classes else None
-        self._regions = resolve_tasks(self.config, self.spec, self._core, log)  # `classify`: pulled, checked
+        self._resolve(asked, log)
         self.path: str | None = None
         self.refused: dict[str, str] = {}
         self.choice: PathChoice | None = None
@@ -131,6 +130,16 @@ class Detector:
         self._consumer_s = 0.0
         self._runs: weakref.WeakSet = weakref.WeakSet()
         self._closed = False
+
+    def _resolve(self, asked: RunConfig, log: Callable[[str], None] | None) -> None:
+        """The model (pulled), the configuration resolved for it, the `classes` as its label indices (a name
+        it lacks is a ConfigError, here) and the `classify` region models (pulled, checked)."""
+        from zerocopy.infer.model import resolve_spec
+
+        self.spec = resolve_spec(asked.model, asked.labels, asked.postprocess, asked.resize, core=self._core, log=log)
+        self.config = asked.resolve(spec=self.spec)
+        self._keep_labels = label_indices(self.config.classes, self.spec.labels) if self.config.classes else None
+        self._regions = resolve_tasks(self.config, self.spec, self._core, log)
 
     @property
     def names(self) -> tuple[str, ...] | None:
@@ -165,7 +174,7 @@ class Detector:
                     keep = self.keep_images and f.picture is not None
                     image = f.picture.to_ndarray(format="rgb24") if keep else None
                     yield FrameResult(event.source, f.index, f.pts, f.width, f.height, event.detections, names, image,
-                                      event.input)
+                                      event.input, event.output)
                 elif isinstance(event, InputEnd) and event.outcome.error and on_error == "raise":
                     if not parallel:
                         raise InputError(event.outcome.error)

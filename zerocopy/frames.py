@@ -69,7 +69,9 @@ class PreparedFrame:
     `source` is the decoded frame in the path's own memory (a software frame, the baseline's BGR
     picture, a VA surface's frame), kept only when region models crop from it (`--classify`).
     `arrived` is the `time.perf_counter()` at which the frame came out of the decoder (after realtime
-    pacing), where its arrival→result latency starts; None if the decoder did not say.
+    pacing), where its arrival→result latency starts; None if the decoder did not say. `output` is an
+    image-to-image model's result over the frame (a float32 height×width map in [0, 1]), set with its
+    detections for the sinks (`zerocopy process`); None otherwise.
     """
 
     index: int
@@ -84,3 +86,4 @@ class PreparedFrame:
     keepalive: Any = None
     arrived: float | None = None
     source: Any = None
+    output: np.ndarray | None = None

@@ -48,7 +48,8 @@ class CatalogEntry:
     description: str
     source: WheelSource | NpmSource
     model_sha256: str
-    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass"; classify: a `roi.decoders` kind
+    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass"; classify: a `roi.decoders` kind;
+    # process: "probability-map" on frames, "segmentation" (a `roi.decoders` kind) on boxes
     postprocess: str
     labels: tuple[str, ...]
     resize: str = "letterbox"
@@ -63,10 +64,15 @@ class CatalogEntry:
     # (docs/models.md). MediaPipe's own graphs set such a floor per model (min_score_thresh).
     threshold: float = 0.5
     suits: str = ""  # which footage the model suits, for `models list` and the docs
-    # "detect": finds boxes in frames; "classify": runs on the boxes another model found (`--classify`)
+    # "detect": finds boxes in frames; "classify": runs on the boxes another model found (`--classify`);
+    # "process": an image-to-image model (`zerocopy process`), on whole frames or on boxes (`detector`)
     task: str = "detect"
     crop_expand: float = 1.0  # classify: a box is grown by this factor about its centre before cropping
     crop_square: bool = False  # classify: and made square
+    # "process" run on boxes (person-mask): the catalogue detector that finds them unless another is
+    # named, and the labels of its boxes the model runs on (matched case-insensitively)
+    detector: str = ""
+    box_labels: tuple[str, ...] = ()
 
     @property
     def filename(self) -> str:
@@ -116,9 +122,19 @@ _NATIVE_SIZES = {
     "mediapipe/modules/pose_detection/pose_detection.tflite": "224x224",
     _OBJECTRON_MODEL: "300x300",
     "mediapipe/modules/face_landmark/face_landmark.tflite": "192x192",
+    "mediapipe/modules/pose_landmark/pose_landmark_full.tflite": "256x256",
     "mediapipe/modules/palm_detection/palm_detection_full.tflite": "192x192",
     "mediapipe/modules/hand_landmark/hand_landmark_full.tflite": "224x224",
 }
+
+_RAPIDOCR = dict(
+    project="rapidocr-openvino",
+    version="1.4.4",
+    filename="rapidocr_openvino-1.4.4-py3-none-any.whl",
+    sha256="66cee0f4be5a26b5ae93681073ca88f571ef58c7c20328e8540c052ffc5df07a",
+    licence_member="rapidocr_openvino-1.4.4.dist-info/METADATA",
+    licence="Apache-2.0 (PaddleOCR's PP-OCRv4 model; RapidOCR's package, licence declared in its METADATA)",
+)
 
 CATALOG: dict[str, CatalogEntry] = {
     e.name: e
@@ -214,6 +230,38 @@ CATALOG: dict[str, CatalogEntry] = {
             suits="face boxes from any face model",
         ),
         CatalogEntry(
+            name="text-map",
+            description="PP-OCRv4 text detector (PaddleOCR, from RapidOCR), run at 960x544: a per-pixel text "
+            "probability map (zerocopy process)",
+            source=WheelSource(member="rapidocr_openvino/models/ch_PP-OCRv4_det_infer.onnx", **_RAPIDOCR),
+            model_sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+            postprocess="probability-map",
+            labels=(),
+            colour="BGR",  # RapidOCR 1.4.4 (config.yaml, ch_ppocr_det): BGR, (x / 255 - 0.5) / 0.5
+            input_size=(960, 544),  # the ONNX input is dynamic: multiples of 32, about RapidOCR's 736 short side
+            task="process",
+            suits="printed text from ~10 px high in 16:9 footage (signs, pages, captions)",
+        ),
+        CatalogEntry(
+            name="person-mask",
+            description="MediaPipe pose landmark model (full), 256x256, on Person boxes of objects: a person "
+            "segmentation mask composed into the frame (zerocopy process)",
+            source=WheelSource(member="mediapipe/modules/pose_landmark/pose_landmark_full.tflite", **_MEDIAPIPE),
+            model_sha256="e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f",
+            postprocess="segmentation",
+            labels=(),
+            mean=0.0,
+            scale=255.0,
+            task="process",
+            # MediaPipe grows its pose detector's body-circle box ×1.25 (pose_detection_to_roi); around the tighter
+            # `objects` Person boxes ×1.5 covered the person best on the photo clips (docs/models.md)
+            crop_expand=1.5,
+            crop_square=True,
+            detector="objects",
+            box_labels=("person",),
+            suits="people from ~30% of the frame height up (the objects detector's Person boxes), a few per frame",
+        ),
+        CatalogEntry(
             name="hand",
             description="MediaPipe palm detector (full), 192x192: a box per palm; --classify handedness "
             "adds the hand's 21 landmarks, a hand-presence score and Left/Right",
@@ -254,6 +302,8 @@ CATALOG: dict[str, CatalogEntry] = {
 # The catalogue's region models (`--classify`), and its detectors.
 ROI_MODELS = tuple(name for name, e in CATALOG.items() if e.task == "classify")
 DETECTORS = tuple(name for name, e in CATALOG.items() if e.task == "detect")
+# Its image-to-image models (`zerocopy process`).
+IMAGE_MODELS = tuple(name for name, e in CATALOG.items() if e.task == "process")
 
 DEFAULT_MODEL = "face-wide"
 

@@ -1,4 +1,5 @@
-"""`zerocopy` command line: detect (cli/detect.py), bench, doctor, models; the grammar is cli/options.py."""
+"""`zerocopy` command line: detect (cli/detect.py), process (cli/process.py), bench, doctor, models; the grammar
+is cli/options.py."""
 
 from __future__ import annotations
 
@@ -87,11 +88,15 @@ def cmd_models(args) -> int:
             path = pull(name, log=say)
             print(f"{name}\t{path}")
         return EXIT_OK
-    print(f"{'name':<10} {'input':<8} {'threshold':<9} {'cached':<7} suits")
+    w = max(len(name) for name in CATALOG)
+    use = {"detect": "--model", "classify": "--classify", "process": "process"}
+    print(f"{'name':<{w}} {'use with':<10} {'input':<8} {'threshold':<9} {'cached':<7} suits")
     for e in CATALOG.values():
         mark = " (default)" if e.name == DEFAULT_MODEL else ""
-        print(f"{e.name:<10} {e.size_text:<8} {e.threshold:<9} {'yes' if cached_path(e) else 'no':<7} {e.suits}{mark}")
-        print(f"{'':<10} {e.description}; {e.source.licence}")
+        threshold = e.threshold if e.task == "detect" else "-"
+        print(f"{e.name:<{w}} {use.get(e.task, e.task):<10} {e.size_text:<8} {threshold:<9} "
+              f"{'yes' if cached_path(e) else 'no':<7} {e.suits}{mark}")
+        print(f"{'':<{w}} {e.description}; {e.source.licence}")
     print("which model for which footage, with the measured recall: docs/models.md")
     print(f"cache: {cache_dir()}")
     return EXIT_OK
@@ -108,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from zerocopy.cli.detect import cmd_detect
 
             return cmd_detect(args, say)
+        if args.command == "process":
+            from zerocopy.cli.process import cmd_process
+
+            return cmd_process(args, say)
         if args.command == "models":
             return cmd_models(args)
         if args.command == "doctor":

@@ -72,10 +72,15 @@ def run_detect(detector, inputs: Sequence[str], out: Outputs) -> DetectRun:
     The path is tried in `auto` order until one commits (its first frame went through inference);
     a refused one writes nothing. The sinks are made once and closed here, whichever path ran.
     """
+    inputs = expand_inputs(list(inputs))
+    return drive(detector, inputs, out, _sinks(out, detector.spec.labels, len(inputs)), _name_outputs)
+
+
+def drive(detector, inputs: list[str], out: Outputs, sinks: list, name_outputs) -> DetectRun:
+    """Feed a `Detector`'s (or `Processor`'s) run over `inputs` into `sinks` and close them, then make the
+    report, let `name_outputs(report, sinks)` name each input's files in it, and write it."""
     from zerocopy.report import write_report
 
-    inputs = expand_inputs(list(inputs))
-    sinks = _sinks(out, detector.spec.labels, len(inputs))
     try:  # the time spent writing the outputs is the detector's "consumer" time: the report's `sinks`
         feed(detector.events(inputs, max_frames=out.max_frames, keep_images=bool(out.output),
                              parallel=out.parallel), sinks, out.progress)
@@ -83,7 +88,7 @@ def run_detect(detector, inputs: Sequence[str], out: Outputs) -> DetectRun:
         for sink in sinks:
             sink.close()
     report = detector.report()
-    _name_outputs(report, sinks)
+    name_outputs(report, sinks)
     if out.report:
         write_report(report, out.report)
     return DetectRun(detector.result(), detector.choice, report)
@@ -100,9 +105,11 @@ def _progress_factory(quiet: bool) -> Progress | None:
     return make
 
 
-def claim_outputs(args):
+def claim_outputs(args, videos: Sequence[tuple[str, str | None]] | None = None,
+                  others: Sequence[tuple[str, str | None]] = ()):
     """Every file the run will write (`--output`'s per-input names included), checked against the others
-    and the inputs, and locked until the run ends (sinks/files.py): refused before any work."""
+    and the inputs, and locked until the run ends (sinks/files.py): refused before any work. `videos`:
+    the (flag, file) of each video written per input (default: `--output`'s); `others`: more files."""
     from zerocopy.sinks.files import STDOUT, Target, claim
     from zerocopy.sinks.video import output_names
 
@@ -113,8 +120,10 @@ def claim_outputs(args):
     except ZeroCopyError:
         inputs = list(args.inputs)  # the run reports bad inputs itself
     targets = [Target("--json", args.json, args.json), Target("--report", args.report, args.report)]
-    if args.output:
-        targets += [Target("--output", args.output, p) for p in output_names(args.output, len(inputs))]
+    targets += [Target(option, given, given) for option, given in others if given]
+    for option, given in [("--output", args.output)] if videos is None else videos:
+        if given:
+            targets += [Target(option, given, p) for p in output_names(given, len(inputs))]
     return claim(targets, inputs)
 
 
@@ -153,11 +162,19 @@ def stop_on_signals(stop: Callable[[], None]):
             signal.signal(sig, old)
 
 
-def cmd_detect(args, say: Callable[[str], None]) -> int:
-    import signal
+def refusal_teller(args, say: Callable[[str], None]):
+    """With --verbose, what `Detector(on_refusal=...)` calls each time `auto` moves on; else None."""
+    if not args.verbose:
+        return None
 
+    def on_refusal(name, device, why):
+        say(f"{name} path refused on {device}: {'; '.join(why)}; trying the next")
+    return on_refusal
+
+
+def cmd_detect(args, say: Callable[[str], None]) -> int:
     from zerocopy.api import Detector
-    from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, config_from
+    from zerocopy.cli.options import config_from
     from zerocopy.sinks.files import check_writable, stdout_alias
     from zerocopy.sinks.video import check_video_target
 
@@ -168,15 +185,11 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
         check_video_target(args.output)
     if args.anonymise and not args.output:
         raise ZeroCopyError("--anonymise changes the annotated video: give --output FILE.mp4 too")
-    on_refusal = None
-    if args.verbose:
-        def on_refusal(name, device, why):
-            say(f"{name} path refused on {device}: {'; '.join(why)}; trying the next")
     out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel,
                   _progress_factory(args.quiet))
     # a first use says what it downloads
-    with claim_outputs(args), Detector(config=config_from(args), log=say, on_refusal=on_refusal) as detector, \
-            stop_on_signals(detector.stop) as stopped:
+    with claim_outputs(args), Detector(config=config_from(args), log=say, on_refusal=refusal_teller(args, say)) \
+            as detector, stop_on_signals(detector.stop) as stopped:
         if args.anonymise:
             from dataclasses import replace
 
@@ -185,6 +198,16 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
             hidden = label_indices(args.anonymise, detector.spec.labels)
             out = replace(out, anonymise=hidden, anonymise_style=args.anonymise_style)
         run = run_detect(detector, args.inputs, out)
+    return finish(run, args, say, stopped, f"{run.report['detections']} detections")
+
+
+def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what: str) -> int:
+    """After a run: the summary on stderr (the path and why better ones were refused, damaged or failed
+    inputs, `what` was found with the speed and CPU), and the exit code."""
+    import signal
+
+    from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+
     report, result = run.report, run.result
     if run.choice.reasons and not args.quiet and result.frames:
         if args.verbose:
@@ -198,7 +221,7 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
         if outcome.error:
             say(outcome.error)
     if not args.quiet and result.frames:
-        say(f"{report['frames']} frames, {report['detections']} detections, {report['fps']} fps, "
+        say(f"{report['frames']} frames, {what}, {report['fps']} fps, "
             f"CPU {report['cpu']['percent']}% on the {run.choice.name} path ({report['device']}, "
             f"nireq {report['nireq']}, batch {report['batch']})")
         if report.get("latency"):

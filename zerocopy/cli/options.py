@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any
 
 from zerocopy import __version__
-from zerocopy.catalog import CATALOG
+from zerocopy.catalog import CATALOG, IMAGE_MODELS
 from zerocopy.config import PATHS, Kind, RunConfig
 from zerocopy.errors import ConfigError
 from zerocopy.sinks.draw import STYLES
@@ -20,6 +20,9 @@ ALIASES = {"postprocess": ("--decoder",)}
 # The settings bench takes (it runs every path itself and measures whole files, not live sources).
 BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold", "classes",
                   "classify", "max_rois", "min_presence")
+# The settings process takes besides its model (threshold and max_rois: for the detector of a box model).
+PROCESS_SETTINGS = ("resize", "path", "device", "va_device", "nireq", "batch", "threshold", "max_rois",
+                    "decode_threads", "ov_config", "realtime", "reconnect", "reconnect_timeout")
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -104,6 +107,47 @@ def _path_list(text: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def add_run_flags(p: argparse.ArgumentParser) -> None:
+    """The flags `detect` and `process` share: JSON Lines, the report, how much to read, how to show it."""
+    p.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
+    p.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU ('-' for stdout)")
+    p.add_argument("--max-frames", type=_positive_int, metavar="N", help="stop after N frames of each input")
+    p.add_argument("--parallel", action="store_true",
+                   help="decode every input at once (each on its own thread) into one model and request queue; "
+                   "results per input in that input's order, one input ending or failing does not stop the others")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    p.add_argument("--verbose", action="store_true",
+                   help="say every reason each better path was refused (the summary names the main ones)")
+
+
+def add_process_parser(sub) -> None:
+    """`zerocopy process`: the run settings that apply to an image-to-image model (and to the detector
+    of a box model), its model, and where its maps go."""
+    p = sub.add_parser("process", help="run an image-to-image model (text map, person mask) over videos",
+                       description="Run an image-to-image model over one or more videos, frame by frame: "
+                       "text-map (a text probability map) or person-mask (a person segmentation, on the boxes "
+                       "of a person detector). Writes the map blended over the video, as a grayscale video, as "
+                       "one .npy per frame, and a JSON line per frame.", formatter_class=HelpFormatter)
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="video files, folders of them, or stream URLs")
+    p.add_argument("--model", required=True, metavar="MODEL",
+                   help=f"an image-to-image catalogue model ({', '.join(IMAGE_MODELS)}) or a model file with one "
+                   "single-channel map output")
+    p.add_argument("--detector", metavar="MODEL",
+                   help="for a model run on boxes (person-mask): the detector that finds them (default: the "
+                   "catalogue's choice, objects; person works too)")
+    add_settings(p, PROCESS_SETTINGS)
+    p.add_argument("--output", metavar="FILE.mp4", help="write the video with the map blended over it")
+    p.add_argument("--mask-output", metavar="FILE.mp4", help="write the map as a grayscale video (white: 1)")
+    p.add_argument("--npy", metavar="DIR", help="write each frame's map as a float32 .npy into this new or empty "
+                   "folder")
+    p.add_argument("--anonymise", "--anonymize", action="store_true",
+                   help="in the --output video, hide what the map covers (with person-mask: the people's shapes) "
+                   "instead of tinting it: privacy-safe recordings")
+    p.add_argument("--anonymise-style", "--anonymize-style", choices=STYLES, default="pixelate",
+                   help="how --anonymise hides it: coarse blocks, a strong blur, or black")
+    add_run_flags(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="zerocopy",
@@ -119,21 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
                        formatter_class=HelpFormatter)
     d.add_argument("inputs", nargs="+", metavar="INPUT", help="video files, folders of them, or stream URLs")
     add_settings(d)
-    d.add_argument("--json", metavar="FILE", help="write JSON Lines, one line per frame ('-' for stdout)")
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
     d.add_argument("--anonymise", "--anonymize", type=_label_list, metavar="LABELS",
                    help="in the --output video, make the boxes of these labels unrecognisable (comma-separated, "
                    "e.g. face or Person,Car): privacy-safe recordings")
     d.add_argument("--anonymise-style", "--anonymize-style", choices=STYLES, default="pixelate",
                    help="how --anonymise hides a box (grown by a fifth): coarse blocks, a strong blur, or black")
-    d.add_argument("--report", metavar="FILE", help="write a JSON report: path, reasons, timings, CPU ('-' for stdout)")
-    d.add_argument("--max-frames", type=_positive_int, metavar="N", help="stop after N frames of each input")
-    d.add_argument("--parallel", action="store_true",
-                   help="decode every input at once (each on its own thread) into one model and request queue; "
-                   "results per input in that input's order, one input ending or failing does not stop the others")
-    d.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    d.add_argument("--verbose", action="store_true",
-                   help="say every reason each better path was refused (the summary names the main ones)")
+    add_run_flags(d)
+    add_process_parser(sub)
 
     b = sub.add_parser("bench", help="measure every path that can run here against the baseline",
                        description="Run each path (and the OpenCV baseline) over the same input, interleaved "

@@ -30,7 +30,14 @@ _DEFAULT_FEED = {
     "detection-output": {"colour": "BGR", "mean": 0.0, "scale": 1.0, "resize": "stretch"},
     "yolo": {"colour": "RGB", "mean": 0.0, "scale": 255.0, "resize": "letterbox"},
     "anchor-ssd": {"colour": "RGB", "mean": 127.5, "scale": 127.5, "resize": "letterbox"},
+    "probability-map": {"colour": "RGB", "mean": 0.0, "scale": 255.0, "resize": "letterbox"},
 }
+# What a catalogue model of each task is, and how it is used (for a model given to the wrong task).
+_TASK_USE = {"detect": "a detector: use it with --model {}", "classify": "a region model: use it with --classify {}",
+             "process": "an image-to-image model: use it with zerocopy process --model {}"}
+# What a model file is for the tasks other than detection: how its outputs are read, how it is fed.
+_FILE_USE = {"classify": ("region model", "classifier", "detection-output"),  # as Open Model Zoo's: BGR 0-255
+             "process": ("image-to-image model", "probability-map", "probability-map")}
 
 
 @dataclass
@@ -48,7 +55,7 @@ class ModelSpec:
     postprocess_options: dict[str, Any] = field(default_factory=dict)
     entry: CatalogEntry | None = None
     threshold: float = 0.5  # the score from which a detection counts with this model (catalogue: measured)
-    task: str = "detect"  # or "classify": a region model, whose `postprocess` is a `roi.decoders` kind
+    task: str = "detect"  # or "classify": a region model, whose `postprocess` is a `roi.decoders` kind; or "process"
 
 
 def read_labels(path: str | Path) -> tuple[str, ...]:
@@ -122,28 +129,28 @@ def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | 
                  resize: str | None = None, core: ov.Core | None = None,
                  log: Callable[[str], None] | None = None, task: str = "detect") -> ModelSpec:
     """A catalogue name (pulled if needed: `log` hears what is fetched) or a local IR/ONNX/TFLite path
-    → ModelSpec, for `task` ("detect", or "classify" for a region model: a local file is then a
-    classifier with one output of class scores)."""
+    → ModelSpec, for `task` ("detect"; "classify" for a region model: a local file is then a
+    classifier with one output of class scores; "process": a local file is then a frame model with one
+    single-channel map output, fed RGB in [0, 1] and letterboxed, as MediaPipe's models are)."""
     from zerocopy.catalog.fetch import pull
 
     if model in CATALOG:
         entry = CATALOG[model]
         if entry.task != task:
-            use = "--model" if entry.task == "detect" else "--classify"
-            raise ModelError(f"{model} is a {'detector' if entry.task == 'detect' else 'region model'}: "
-                             f"use it with {use} {model}")
+            raise ModelError(f"{model} is {_TASK_USE[entry.task].format(model)}")
         path = pull(model, log=log or (lambda _msg: None))
         spec = ModelSpec(path, entry.name, entry.labels, entry.postprocess, entry.resize, entry.colour,
                          entry.mean, entry.scale, dict(entry.postprocess_options), entry, entry.threshold, task)
-    elif task == "classify":
+    elif task in _FILE_USE:
+        what, kind, fed_as = _FILE_USE[task]
         path = Path(model)
         if not path.is_file():
-            raise ModelError(f"region model {model!r} is neither a catalogue name ({', '.join(CATALOG)}) nor a file")
+            raise ModelError(f"{what} {model!r} is neither a catalogue name ({', '.join(CATALOG)}) nor a file")
         m = read_model(core or ov.Core(), path)
         image_input(m)
-        feed = _DEFAULT_FEED["detection-output"]  # as Open Model Zoo's classifiers: BGR 0-255, stretched
-        return ModelSpec(path, path.stem, (), "classifier", feed["resize"], feed["colour"], feed["mean"],
-                         feed["scale"], task=task)
+        feed = _DEFAULT_FEED[fed_as]
+        return ModelSpec(path, path.stem, (), kind, feed["resize"], feed["colour"], feed["mean"], feed["scale"],
+                         task=task)
     else:
         path = Path(model)
         if not path.is_file():

@@ -19,12 +19,14 @@ from collections.abc import Iterator, Sequence
 from zerocopy.bridge.layout import LayoutError
 from zerocopy.config import RunConfig
 from zerocopy.decode.vaapi import VASession
+from zerocopy.detections import Detections
 from zerocopy.errors import InferenceError, ModelError, PathUnavailable, ZeroCopyError, openvino_reason
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputOutcome, RunResult
+from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
 from zerocopy.roi.stage import RoiStage
 from zerocopy.stats import Distribution, RunClock, StageTimes
@@ -52,6 +54,8 @@ class Pipeline:
                  keep_images: bool = False, stop_event: threading.Event | None = None, rois: RoiStage | None = None):
         self.model, self.front, self.inputs, self.keep_images = model, front, inputs, keep_images
         self.rois = rois  # the second models (`--classify`), compiled beside the detector
+        # an image-to-image model's output over the frame (`text-map`); None for a detector
+        self.maps = frame_map(model.spec.postprocess, model.spec.name, model.output_shapes)
         self.asked = config  # as resolved before compiling; `config` adds what compiling tells
         self.config = config
         self.stop_event = stop_event or threading.Event()
@@ -168,8 +172,11 @@ class Pipeline:
 
     def done(self, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
         t0 = time.perf_counter()
-        assert self.model.postprocessor is not None
-        dets = self.model.postprocessor(r.outputs, r.frame.geometry)
+        if self.maps is not None:  # an image-to-image model: its map is the frame's result
+            r.frame.output, dets = self.maps(r.outputs, r.frame.geometry), Detections.empty()
+        else:
+            assert self.model.postprocessor is not None
+            dets = self.model.postprocessor(r.outputs, r.frame.geometry)
         post_ms = (time.perf_counter() - t0) * 1e3
         if self.rois is not None:  # timed on its own (`RoiTimes`)
             try:

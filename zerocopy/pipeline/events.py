@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from zerocopy.decode.damage import DamageReport
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
@@ -41,6 +43,11 @@ class FrameDone:
     frame: PreparedFrame
     detections: Detections
     input: int = 0
+
+    @property
+    def output(self) -> np.ndarray | None:
+        """An image-to-image model's map over the frame (`PreparedFrame.output`), or None."""
+        return self.frame.output
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""A region model's outputs → what is attached to the box: attributes, keypoints, a presence score.
+"""A region model's outputs → what is attached to the box: attributes, keypoints, a presence score; or
+a mask over the box's crop, which the region stage composes into the frame's (`person-mask`).
 
 One decoder per kind of region model (`ROI_DECODERS`); each is made once per run for one model's
 output shapes and called once per region.
@@ -14,6 +15,7 @@ import numpy as np
 
 from zerocopy.detections import Attribute
 from zerocopy.errors import ModelError
+from zerocopy.postprocess.maps import MapReader, to_source
 from zerocopy.roi.crops import RoiPlacement
 
 
@@ -25,6 +27,7 @@ class RoiResult:
     attributes: tuple[Attribute, ...] = ()
     keypoints: np.ndarray | None = None  # (K, 2) frame pixels
     presence: float | None = None
+    mask: np.ndarray | None = None  # a segmentation model's map over the crop (crop.h × crop.w, 0–1)
 
 
 def sigmoid(x: np.ndarray | float) -> np.ndarray:
@@ -38,6 +41,8 @@ def by_size(shapes: dict[str, tuple[int, ...]]) -> dict[int, str]:
 
 class RoiDecoder(ABC):
     """Decodes one region model's outputs; `model` is the name attributes carry."""
+
+    masks = False  # its results carry a mask (`RoiResult.mask`) for the stage to compose
 
     def __init__(self, model: str, input_w: int, input_h: int, shapes: dict[str, tuple[int, ...]],
                  labels: Sequence[str] = ()):
@@ -89,6 +94,26 @@ class Classifier(RoiDecoder):
         return RoiResult((Attribute(self.model, name, float(p[best])),))
 
 
+class Segmentation(RoiDecoder):
+    """A mask over the region (MediaPipe's pose landmark model: a 256×256 logit map, through a sigmoid as
+    its TensorsToSegmentation does), in the crop's pixels. With a presence output (one value, already a
+    probability), no mask below 0.5: MediaPipe's graph drops the pose, and its mask, there."""
+
+    MIN_PRESENCE = 0.5
+    masks = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.map = MapReader(self.model, self.shapes, logits=True)
+        self.presence = by_size(self.shapes).get(1)
+
+    def __call__(self, outputs, place):
+        presence = None if self.presence is None else float(outputs[self.presence].reshape(-1)[0])
+        if presence is not None and presence < self.MIN_PRESENCE:
+            return RoiResult(presence=presence)
+        return RoiResult(presence=presence, mask=to_source(self.map(outputs), place.geometry))
+
+
 class HandLandmarks(RoiDecoder):
     """MediaPipe's hand landmarks: 21 (x, y, z) points in input pixels, a hand-presence score (already a
     probability: MediaPipe thresholds it as it comes), one handedness score, and 21 world points (not
@@ -121,6 +146,7 @@ class HandLandmarks(RoiDecoder):
 ROI_DECODERS: dict[str, type[RoiDecoder]] = {
     "face-landmarks": FaceLandmarks,
     "classifier": Classifier,
+    "segmentation": Segmentation,
     "hand-landmarks": HandLandmarks,
 }
 

@@ -120,7 +120,16 @@ class RoiStage:
         self.models, self.min_presence = list(models), min_presence
         self.times = RoiTimes()
 
+    @property
+    def masks(self) -> bool:
+        """Whether a model of the stage draws masks (`segmentation`): each frame then gets one."""
+        return any(m.decoder.masks for m in self.models)
+
     def __call__(self, frame: PreparedFrame, dets: Detections) -> Detections:
+        """The boxes with what the region models said of them; a mask model's patches are composed (the
+        highest value where they overlap) into `frame.output`, a frame-sized map (zero where no box is)."""
+        if self.masks:
+            frame.output = np.zeros((frame.height, frame.width), np.float32)
         if not len(dets) or frame.source is None:
             return dets
         t_frame = time.perf_counter()
@@ -144,7 +153,10 @@ class RoiStage:
                 self.times.crop.add((t1 - t0) * 1e3 / len(boxes))
                 self.times.inference.add((t2 - t1) * 1e3 / len(boxes))
             regions += len(boxes)
-            for i, res in zip(boxes, results, strict=True):
+            for i, res, (_inputs, place, _keep) in zip(boxes, results, fed, strict=True):
+                if res.mask is not None:
+                    x0, y0, x1, y1 = place.crop.xyxy
+                    np.maximum(frame.output[y0:y1, x0:x1], res.mask, out=frame.output[y0:y1, x0:x1])
                 attributes[i].extend(res.attributes)
                 if res.keypoints is not None and keypoints[i] is None:
                     keypoints[i] = res.keypoints

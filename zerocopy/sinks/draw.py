@@ -2,7 +2,8 @@
 of each box (attributes in the label, keypoints as dots), and regions made unrecognisable
 (`anonymise`: privacy-safe recordings).
 
-`anonymise` works on any RGB picture, for API users who write their own video.
+`anonymise` (boxes) and `anonymise_map` (a mask's shapes) work on any RGB picture, for API users who write
+their own video.
 """
 
 from __future__ import annotations
@@ -49,6 +50,30 @@ def anonymise(img: Image.Image, detections: Detections, labels: Sequence[int] | 
         else:
             region = Image.new(img.mode, region.size)
         img.paste(region, (x1, y1))
+    return img
+
+
+MAP_COVERS = 0.3  # anonymise_map hides pixels from this map value up (a mask's soft edge included)
+
+
+def anonymise_map(img: Image.Image, values: np.ndarray, style: str = "pixelate") -> Image.Image:
+    """`img` with the pixels where a map (H×W, 0–1: a person mask) reaches `MAP_COVERS` replaced by the
+    picture pixelated (blocks of a 30th of the height), blurred or black: the shapes, not their boxes."""
+    if style not in STYLES:
+        raise ValueError(f"anonymise style must be one of {', '.join(STYLES)}, not {style!r}")
+    covered = np.asarray(values) >= MAP_COVERS
+    if not covered.any():
+        return img
+    block = max(4, img.height // 30)
+    if style == "pixelate":
+        small = img.resize((max(1, img.width // block), max(1, img.height // block)), Image.BOX)
+        hidden = small.resize(img.size, Image.NEAREST)
+    elif style == "blur":
+        hidden = img.filter(ImageFilter.GaussianBlur(block))
+    else:
+        hidden = Image.new(img.mode, img.size)
+    mask = Image.fromarray(covered.astype(np.uint8) * 255).filter(ImageFilter.MaxFilter(5))  # a little wider
+    img.paste(hidden, (0, 0), mask)
     return img
 
 

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.postprocess.maps import summary
 from zerocopy.sinks.files import STDOUT, Staged
 
 
@@ -35,6 +36,8 @@ class JsonlSink:
         rec.update(frame=frame.index, pts=None if frame.pts is None else round(frame.pts, 6),
                    width=frame.width, height=frame.height,
                    detections=detections.to_records(self.names or None))
+        if frame.output is not None:  # an image-to-image model's map (`zerocopy process`), summed up
+            rec["map"] = summary(frame.output)
         if self._gone:
             return
         try:

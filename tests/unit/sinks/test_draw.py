@@ -36,3 +36,17 @@ def test_the_label_says_what_second_models_said():
     d = BOXES.with_extras([[Attribute("handedness", "Left", 0.984)], []], [None, None])
     assert label_text(d, 0, ["hand", "face"]) == "hand 0.90 · Left 0.98"
     assert label_text(d, 1, ["hand", "face"]) == "face 0.70"
+
+
+@pytest.mark.parametrize("style", ["pixelate", "blur", "fill"])
+def test_anonymise_map_hides_the_shape_the_map_covers_and_nothing_far_from_it(style):
+    from zerocopy.sinks.draw import anonymise_map
+
+    values = np.zeros((240, 400), np.float32)
+    values[60:200, 150:250] = 0.9  # a person's mask
+    before = np.asarray(noisy()).astype(int)
+    after = np.asarray(anonymise_map(noisy(), values, style)).astype(int)
+    assert np.abs(np.diff(after[70:190, 160:240], axis=1)).mean() < 30, style  # detail gone inside
+    assert (after[:, :140] == before[:, :140]).all() and (after[:50] == before[:50]).all()  # untouched outside
+    untouched = np.asarray(anonymise_map(noisy(), np.zeros((240, 400)), style)).astype(int)
+    assert (untouched == before).all()

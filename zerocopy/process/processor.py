@@ -1,0 +1,100 @@
+"""`Processor`: an image-to-image model run over videos the way `Detector` runs a detector — the same
+paths and fallback, runs, stop, report and parallel inputs — with each result's `output` the model's
+map over the frame.
+
+    import zerocopy
+
+    with zerocopy.Processor(model="person-mask") as proc:
+        for r in proc.run("clip.mp4"):
+            print(r.index, (r.output > 0.5).mean())
+
+A model of the whole frame (`text-map`, or a file with one single-channel map output) is the run's
+model. A model of boxes (`person-mask`) runs as a region model on the boxes a detector finds (`detector=`,
+by default the one its catalogue entry names): the detector is the run's model, the region stage crops
+and runs the mask model on every path the stage runs on, and composes the patches into the frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from zerocopy.api import Detector
+from zerocopy.config import RunConfig
+from zerocopy.errors import ConfigError
+from zerocopy.infer.model import ModelSpec, resolve_spec
+from zerocopy.postprocess import label_indices
+from zerocopy.roi.setup import ResolvedTask, resolve_tasks
+from zerocopy.roi.tasks import RoiTask
+
+# Settings that only mean something for the boxes of a detector: a model of the whole frame refuses them.
+BOX_SETTINGS = ("labels", "postprocess", "classes", "classify", "threshold", "min_presence")
+
+
+class Processor(Detector):
+    """An image-to-image model on the best path this machine allows (auto: zero-copy, copy, software).
+
+    `model` is an image-to-image catalogue model (`text-map`, `person-mask`) or a model file with one
+    single-channel map output (fed RGB in [0, 1], letterboxed). `detector` names the detector whose
+    boxes a box model (`person-mask`) runs on (default: its catalogue entry's, `objects`; `person`
+    works too); `threshold`, `classes` and the other detector settings then apply to it. Everything
+    else is `Detector`'s: `settings` are `RunConfig`'s, `run()` yields `FrameResult`s in order, with
+    `output` the model's map over the frame (float32 height×width in [0, 1], zero where a box model
+    found no box) and `detections` the boxes it ran on (none for a model of the whole frame).
+    """
+
+    def __init__(self, model: str | None = None, *, detector: str | None = None, config: RunConfig | None = None,
+                 **options: Any):
+        if model is None and "model" not in options and config is None:
+            raise ConfigError("model", "a Processor needs an image-to-image model: text-map, person-mask "
+                              "(`zerocopy models list`) or a model file")
+        if detector is not None and (not isinstance(detector, str) or not detector):
+            raise ConfigError("detector", f"detector must be a detector's catalogue name or file, not {detector!r}")
+        self._detector = detector
+        self.image_model: ModelSpec | None = None  # the image-to-image model (the run's model or its region model)
+        super().__init__(model, config=config, **options)
+
+    def _resolve(self, asked: RunConfig, log: Callable[[str], None] | None) -> None:
+        made = resolve_spec(asked.model, core=self._core, log=log, task="process")
+        self.image_model = made
+        entry = made.entry
+        if entry is None or not entry.detector:  # a model of the whole frame: the run's model
+            given = asked.to_dict()
+            unused = [name for name in BOX_SETTINGS if given[name] not in (None, ())]
+            if unused or self._detector is not None:
+                what = unused[0] if unused else "detector"
+                raise ConfigError(what, f"{made.name} maps whole frames: {what} applies to models run on "
+                                  "a detector's boxes (person-mask)")
+            made.resize = asked.resize or made.resize
+            self.spec, self.config = made, asked.replace(resize=made.resize)
+            self._keep_labels, self._regions = None, []
+            return
+        self.spec = resolve_spec(self._detector or entry.detector, asked.labels, asked.postprocess, asked.resize,
+                                 core=self._core, log=log)
+        self.config = asked.resolve(spec=self.spec)
+        try:
+            on = label_indices(entry.box_labels, self.spec.labels)
+        except ConfigError:
+            raise ConfigError("detector", f"{made.name} runs on {', '.join(entry.box_labels)} boxes: the "
+                              f"{self.spec.name} detector finds none (its classes: "
+                              f"{', '.join(self.spec.labels) or 'unnamed'})") from None
+        classes = self.config.classes
+        self._keep_labels = label_indices(classes, self.spec.labels) if classes else on
+        self._regions = [*resolve_tasks(self.config, self.spec, self._core, log),
+                         ResolvedTask(RoiTask(made.name, entry.box_labels), made, on)]
+
+    @property
+    def detector(self) -> str | None:
+        """The detector whose boxes a box model runs on (None for a model of the whole frame)."""
+        return None if self.image_model is self.spec else self.spec.name
+
+    def report(self) -> dict:
+        """`Detector.report()`, with `process`: the image-to-image model and the detector it ran on."""
+        report = super().report()
+        assert self.image_model is not None
+        report["process"] = {"model": self.image_model.name, "file": str(self.image_model.path),
+                             "detector": self.detector}
+        return report
+
+    def __enter__(self) -> Processor:
+        return self
