@@ -138,8 +138,8 @@ class RunConfig:
     max_rois: int = setting(8, integer(1, optional=False), "with --classify: at most this many boxes per frame "
                             "and region model, the largest first", "N")
     min_presence: float | None = setting(
-        None, SCORE, "with --classify and a landmark model (face-mesh): drop boxes whose presence score is below "
-        "this (a check that a face box holds a face)", "SCORE")
+        None, SCORE, "with --classify and a landmark model (face-mesh, handedness): drop boxes whose presence score "
+        "is below this (a check that a face box holds a face, a palm box a hand)", "SCORE")
     resize: str | None = setting(None, choice("letterbox", "stretch", optional=True),
                                  "keep the aspect ratio with black bars, or fill the input (default: per model)")
     path: str = setting("auto", choice("auto", *PATHS),

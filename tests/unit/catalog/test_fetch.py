@@ -72,7 +72,7 @@ def _listed_as_cached(capsys, name: str) -> str:
     capsys.readouterr()
     assert main(["models", "list"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(f"{name} "))
-    return row.split()[3]
+    return row.split()[4]  # name, use with, input, threshold, cached
 
 
 def _flip(path: Path, start: int, count: int) -> None:
