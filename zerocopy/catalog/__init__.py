@@ -48,7 +48,7 @@ class CatalogEntry:
     description: str
     source: WheelSource | NpmSource
     model_sha256: str
-    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass"; classify: a `roi.decoders` kind
+    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass" | "text-db"; classify: a `roi.decoders` kind
     postprocess: str
     labels: tuple[str, ...]
     resize: str = "letterbox"
@@ -107,6 +107,17 @@ _MEDIAPIPE = dict(
     licence="Apache-2.0",
 )
 
+_RAPIDOCR = dict(
+    project="rapidocr-openvino",
+    version="1.4.4",
+    filename="rapidocr_openvino-1.4.4-py3-none-any.whl",
+    sha256="66cee0f4be5a26b5ae93681073ca88f571ef58c7c20328e8540c052ffc5df07a",
+    licence_member="rapidocr_openvino-1.4.4.dist-info/METADATA",  # the wheel ships no licence file
+    licence="Apache-2.0 (declared in the wheel's METADATA, 'License: Apache-2.0'; PaddleOCR's PP-OCR models)",
+)
+_PPOCR_DET = "rapidocr_openvino/models/ch_PP-OCRv4_det_infer.onnx"
+_PPOCR_CLS = "rapidocr_openvino/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
 _OBJECTRON_MODEL = "/third_party/mediapipe/modules/objectron/object_detection_ssd_mobilenetv2_oidv4_fp16.tflite"
 
 _NATIVE_SIZES = {
@@ -116,6 +127,8 @@ _NATIVE_SIZES = {
     "mediapipe/modules/pose_detection/pose_detection.tflite": "224x224",
     _OBJECTRON_MODEL: "300x300",
     "mediapipe/modules/face_landmark/face_landmark.tflite": "192x192",
+    _PPOCR_DET: "any (multiples of 32)",
+    _PPOCR_CLS: "192x48",
 }
 
 CATALOG: dict[str, CatalogEntry] = {
@@ -210,6 +223,33 @@ CATALOG: dict[str, CatalogEntry] = {
             crop_expand=1.5,  # MediaPipe's face_detection_front_detection_to_roi graph: ×1.5, square
             crop_square=True,
             suits="face boxes from any face model",
+        ),
+        CatalogEntry(
+            name="text",
+            description="PP-OCRv4 text detector (PaddleOCR, via RapidOCR), run at 960x544: one box per line "
+            "of text (DB postprocessing, axis-aligned boxes)",
+            source=WheelSource(member=_PPOCR_DET, **_RAPIDOCR),
+            model_sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+            postprocess="text-db",
+            labels=("text",),
+            colour="BGR",  # RapidOCR reads images with OpenCV and normalises (x/255 - 0.5)/0.5 (config.yaml)
+            input_size=(960, 544),
+            threshold=0.6,  # PP-OCR's box_thresh, on the region's mean probability (docs/models.md)
+            suits="signs, captions, printed pages: horizontal or slanted lines from ~10 px high (1080p: ~20 px)",
+        ),
+        CatalogEntry(
+            name="text-direction",
+            description="PP-OCR text-line orientation classifier (PaddleOCR, via RapidOCR), 192x48, on text "
+            "boxes: '0' (upright) or '180' (upside down)",
+            source=WheelSource(member=_PPOCR_CLS, **_RAPIDOCR),
+            model_sha256="e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+            postprocess="classifier",
+            labels=("0", "180"),
+            resize="stretch",
+            colour="BGR",  # as RapidOCR's TextClassifier: OpenCV BGR, (x/255 - 0.5)/0.5
+            input_size=(192, 48),
+            task="classify",
+            suits="text-line boxes from the text model",
         ),
     ]
 }

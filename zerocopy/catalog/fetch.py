@@ -140,8 +140,8 @@ def reshape_to(entry: CatalogEntry, source: Path, target: Path) -> None:
     try:
         model = ov.Core().read_model(str(source))
         port = model.inputs[0]
-        dims = list(port.get_partial_shape().to_shape())
-        shape = [1, 3, h, w] if dims[1] == 3 else [1, h, w, 3]
+        channels = port.get_partial_shape()[1]  # PP-OCR's ONNX files are [?, 3, ?, ?]: only this is known
+        shape = [1, 3, h, w] if channels.is_static and channels.get_length() == 3 else [1, h, w, 3]
         model.reshape({port: shape})
         ov.save_model(model, str(target), compress_to_fp16=False)
     except RuntimeError as e:
