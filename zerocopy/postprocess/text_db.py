@@ -2,11 +2,14 @@
 probability map [1, 1, H, W] → one box per text region.
 
 PP-OCR's `DBPostProcess` (RapidOCR 1.4.4, `ch_ppocr_det/utils.py`): threshold the map (0.3), dilate
-it by a 2×2 square, take each region's contour, its minimum-area rectangle, the mean probability
-inside that rectangle ("fast" score; kept from `box_thresh`), and grow the rectangle by
-`area × unclip_ratio / perimeter` on every side (pyclipper's round offset). Here the regions are
-connected components (8-connected; `scipy.ndimage.label`) and the rectangles axis-aligned: the
-same boxes for horizontal lines, the axis-aligned hull for slanted ones.
+it by a 2×2 square, take each region's contour and its minimum-area rectangle, score the region
+(`box_thresh`, the run's threshold here) and grow the rectangle by `area × unclip_ratio / perimeter`
+on every side (pyclipper's round offset). Here the regions are connected components (8-connected,
+`scipy.ndimage.label`), the rectangle's sides come from the region's principal axes, the score is
+the mean probability over the region's own pixels (PP-OCR's `score_mode: slow`; RapidOCR's default
+"fast" mode averages over the rectangle, which on a slanted line is mostly background), and the box
+reported is axis-aligned: the region's bounding box grown by that distance. Horizontal lines get
+PP-OCR's boxes; slanted ones a slightly tighter hull than its rotated rectangle would have.
 """
 
 from __future__ import annotations
@@ -19,6 +22,15 @@ from zerocopy.frames import Geometry
 from zerocopy.postprocess.base import Postprocessor
 
 MIN_SIDE = 3  # PP-OCR drops regions whose shorter side is under 3 map pixels (and under 5 once grown)
+
+
+def dilate_2x2(mask: np.ndarray) -> np.ndarray:
+    """OpenCV's `dilate` with a 2×2 kernel (anchor (1, 1)), as PP-OCR runs it: each pixel also sets its
+    right and lower neighbours (numpy shifts: ten times faster than `ndimage.binary_dilation` here)."""
+    out = mask.copy()
+    out[1:] |= mask[:-1]
+    out[:, 1:] |= out[:, :-1]
+    return out
 
 
 def rect_sides(inside: np.ndarray) -> tuple[float, float]:
@@ -57,11 +69,12 @@ class TextDB(Postprocessor):
         self.ndimage = _ndimage()
 
     def boxes(self, prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(n, 4) boxes in map coordinates (x1, y1, x2, y2; pixel i spans [i, i + 1]) and their scores, from an (H, W) map."""
+        """An (H, W) map's boxes (n, 4) in map coordinates (x1, y1, x2, y2; pixel i spans [i, i + 1])
+        and their scores."""
         nd = self.ndimage
         mask = prob > self.bitmap_threshold
-        if self.dilate:  # as OpenCV's 2×2 dilation (anchor (1, 1)): each pixel also covers its right and lower neighbours
-            mask = nd.binary_dilation(mask, np.ones((2, 2), bool), origin=(-1, -1))
+        if self.dilate:
+            mask = dilate_2x2(mask)
         labels, _count = nd.label(mask, np.ones((3, 3), bool))
         boxes, scores = [], []
         for k, region in enumerate(nd.find_objects(labels)[: self.max_candidates], start=1):
