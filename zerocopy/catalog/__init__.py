@@ -118,6 +118,14 @@ _RAPIDOCR = dict(
 _PPOCR_DET = "rapidocr_openvino/models/ch_PP-OCRv4_det_infer.onnx"
 _PPOCR_CLS = "rapidocr_openvino/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
 
+
+def _ppocr(member: str, model_sha256: str, **fields: Any) -> CatalogEntry:
+    """A PP-OCR model from the rapidocr-openvino wheel, fed as RapidOCR feeds it: OpenCV's BGR, each
+    value mapped by (x / 255 - 0.5) / 0.5 (its config.yaml, for the detector and the classifier alike)."""
+    return CatalogEntry(source=WheelSource(member=member, **_RAPIDOCR), model_sha256=model_sha256, colour="BGR",
+                        mean=127.5, scale=127.5, **fields)
+
+
 _OBJECTRON_MODEL = "/third_party/mediapipe/modules/objectron/object_detection_ssd_mobilenetv2_oidv4_fp16.tflite"
 
 _NATIVE_SIZES = {
@@ -224,31 +232,29 @@ CATALOG: dict[str, CatalogEntry] = {
             crop_square=True,
             suits="face boxes from any face model",
         ),
-        CatalogEntry(
+        _ppocr(
+            _PPOCR_DET,
+            "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
             name="text",
             description="PP-OCRv4 text detector (PaddleOCR, via RapidOCR), run at 960x544: one box per line "
             "of text (DB postprocessing, axis-aligned boxes)",
-            source=WheelSource(member=_PPOCR_DET, **_RAPIDOCR),
-            model_sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
             postprocess="text-db",
             labels=("text",),
-            colour="BGR",  # RapidOCR reads images with OpenCV and normalises (x/255 - 0.5)/0.5 (config.yaml)
             input_size=(960, 544),
             threshold=0.6,  # PP-OCR's box_thresh, on the region's mean probability (docs/models.md)
-            suits="signs, captions, printed pages: horizontal or slanted lines from ~10 px high (1080p: ~20 px)",
+            suits="signs, captions, printed pages: lines from ~18 px high at 720p (~27 px at 1080p)",
         ),
-        CatalogEntry(
+        _ppocr(
+            _PPOCR_CLS,
+            "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
             name="text-direction",
+            task="classify",
             description="PP-OCR text-line orientation classifier (PaddleOCR, via RapidOCR), 192x48, on text "
             "boxes: '0' (upright) or '180' (upside down)",
-            source=WheelSource(member=_PPOCR_CLS, **_RAPIDOCR),
-            model_sha256="e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
             postprocess="classifier",
             labels=("0", "180"),
-            resize="stretch",
-            colour="BGR",  # as RapidOCR's TextClassifier: OpenCV BGR, (x/255 - 0.5)/0.5
+            resize="stretch",  # as RapidOCR for lines over 4:1; shorter ones it pads on the right (docs/models.md)
             input_size=(192, 48),
-            task="classify",
             suits="text-line boxes from the text model",
         ),
     ]
