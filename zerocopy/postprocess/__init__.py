@@ -13,9 +13,10 @@ from zerocopy.postprocess.anchor_ssd import KNOWN_LAYOUTS, AnchorSSD
 from zerocopy.postprocess.base import Postprocessor
 from zerocopy.postprocess.detection_output import DetectionOutput
 from zerocopy.postprocess.ssd_multiclass import SSDMulticlass
+from zerocopy.postprocess.text_db import TextDB
 from zerocopy.postprocess.yolo import Yolo
 
-POSTPROCESSORS = ("anchor-ssd", "detection-output", "yolo", "ssd-multiclass")
+POSTPROCESSORS = ("anchor-ssd", "detection-output", "yolo", "ssd-multiclass", "text-db")
 
 
 def label_indices(classes: Sequence[str], labels: Sequence[str]) -> tuple[int, ...]:
@@ -90,6 +91,8 @@ def _make(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[
         return Yolo(input_w, input_h, names, threshold, **options)
     if kind == "ssd-multiclass":
         return SSDMulticlass(input_w, input_h, names, threshold, **options)
+    if kind == "text-db":
+        return TextDB(input_w, input_h, names, threshold, **options)
     raise ModelError(f"unknown postprocessing {kind!r}; choose from {', '.join(POSTPROCESSORS)}")
 
 
