@@ -132,6 +132,21 @@ def test_bench_measures_the_region_stage_with_classify(clips, tmp_path, face_mod
     assert "no class 'car'; its classes: face" in capsys.readouterr().err
 
 
+def test_bench_measures_image_to_image_models_as_process_runs_them(tmp_path):
+    """`--model person-mask`: the Processor's run (objects' Person boxes, the mask model on each) per path,
+    its region stage measured; the inference-only limit is the detector's, which every frame goes through."""
+    from zerocopy.samples import write_photo_clip
+
+    clip = tmp_path / "person.mp4"
+    write_photo_clip(clip, "astronaut", "rocket", 0.6, frames=12)
+    out = tmp_path / "b.json"
+    assert run_cli("bench", clip, "--model", "person-mask", "--paths", "software", "--frames", "6", "--warmup", "2",
+                   "--repeat", "1", "--json", out) == 0
+    r = json.loads(out.read_text())
+    software = r["paths"]["software"]
+    assert software["frames"] == 6 and software["rois"]["regions"] >= 5 and r["limits"]["inference_only_fps"] > 0
+
+
 def test_bench_refuses_a_clip_no_longer_than_its_warmup_in_one_line(clips):
     clip, _ = clips("ten.mkv", ClipSpec(frames=10))
     proc = bench_cli(clip, "--repeat", "1")  # default warm-up: 30 frames

@@ -184,6 +184,12 @@ def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
     return paths, {p: "; ".join(why) for p, why in refused.items()}
 
 
+def is_process_model(model: str) -> bool:
+    from zerocopy.catalog import CATALOG
+
+    return model in CATALOG and CATALOG[model].task == "process"
+
+
 def check_regions(config: RunConfig, spec, core, log: Callable[[str], None]) -> None:
     """`classes` and `classify` checked against the model's labels (and the region models pulled) once,
     before measuring: a bad name is one `ConfigError`, not a refusal of every path."""
@@ -212,13 +218,20 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     if not paths:
         raise PathUnavailable(refused)
     core = make_core(None)
-    spec = resolve_spec(opts.config.model, core=core)  # a model that cannot be read or fed: refused before measuring
-    check_regions(opts.config, spec, core, log)
+    if is_process_model(opts.config.model):  # its Processor resolves it (and the detector it runs on) now
+        from zerocopy.bench.worker import runner
+
+        with runner(opts.config) as proc:
+            spec, resolved = proc.spec, proc.config
+    else:
+        spec = resolve_spec(opts.config.model, core=core)  # a model that cannot be read or fed: refused now
+        check_regions(opts.config, spec, core, log)
+        resolved = opts.config.resolve(spec=spec)
     info = describe_input(opts.input, opts.warmup + opts.frames)
     frames = frames_to_measure(info, opts, log)
     unavailable = {p: "; ".join(why) for p, why in refused.items()}
     # the software path's decoding threads next to inference on the device `auto` picks, for every path
-    config = opts.config.resolve(spec=spec, device=pick_device(core, opts.config.device)).replace(
+    config = resolved.resolve(device=pick_device(core, opts.config.device)).replace(
         device=opts.config.device)
     threads = config.decode_threads
     common = {"input": opts.input, "frames": frames, "warmup": opts.warmup, "config": config.to_dict()}

@@ -79,14 +79,25 @@ def _config(args: dict):
     return RunConfig.make(args["config"])
 
 
-def run_path(args: dict) -> dict:
-    """One path (`args["path"]`) through a `Detector`, as `detect` runs it, into the meter and JSON Lines."""
+def runner(config):
+    """What runs `config` as the CLI would: a `Processor` for an image-to-image catalogue model (`zerocopy
+    process`), else a `Detector`."""
     from zerocopy.api import Detector
+    from zerocopy.catalog import CATALOG
+    from zerocopy.process import Processor
+
+    entry = CATALOG.get(config.model)
+    return (Processor if entry is not None and entry.task == "process" else Detector)(config=config)
+
+
+def run_path(args: dict) -> dict:
+    """One path (`args["path"]`) through a `Detector` (or `Processor`), as `detect` (`process`) runs it, into
+    the meter and JSON Lines."""
     from zerocopy.errors import PathUnavailable
     from zerocopy.sinks.drive import feed
     from zerocopy.sinks.jsonl import JsonlSink
 
-    with Detector(config=_config(args).replace(path=args["path"])) as det:
+    with runner(_config(args).replace(path=args["path"])) as det:
         # the stage times from the warm-up on: the result's are the run's own, reset as each frame is out
         meter = MeterSink(args["warmup"], args["frames"], on_warm=lambda: _reset_times(det.result()))
         sinks = [meter, JsonlSink(args["jsonl"], det.spec.labels)]
@@ -149,12 +160,13 @@ def run_inference_only(args: dict) -> dict:
 
     from zerocopy.catalog.fetch import cache_dir
     from zerocopy.decode.pyav import PyAVDecoder
-    from zerocopy.infer.model import WrappedModel, make_core, pick_device, resolve_spec
+    from zerocopy.infer.model import WrappedModel, make_core, pick_device
     from zerocopy.resize.planes import PlaneResizer
 
     config = _config(args)
     core = make_core(cache_dir() / "ov-cache")
-    spec = resolve_spec(config.model, core=core)
+    with runner(config) as det:  # the model each frame goes through (an image-to-image model's detector)
+        spec = det.spec
     batch = config.batch
     model = WrappedModel(core, spec, "nv12", batch).compile(pick_device(core, config.device),
                                                             ov_config=config.ov_config)
@@ -187,11 +199,10 @@ def run_streams(args: dict) -> dict:
     """`streams` copies of the input at once (`--parallel`), each paced at its native rate as a camera
     would deliver it: did the machine keep up? Every frame must come out, each stream at ≥ 90 % of its
     rate, and the p95 latency from a frame's arrival to its result stay within `max_latency_ms`."""
-    from zerocopy.api import Detector
     from zerocopy.errors import PathUnavailable
 
     n, frames = args["streams"], args["frames"]
-    with Detector(config=_config(args).replace(path=args["path"])) as det:
+    with runner(_config(args).replace(path=args["path"])) as det:
         try:
             done = sum(1 for _ in det.run([args["input"]] * n, parallel=True, max_frames=frames, on_error="skip"))
         except PathUnavailable as e:
