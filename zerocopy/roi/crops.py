@@ -1,8 +1,8 @@
 """Which region of the frame a box becomes for a region model, and the way back to frame pixels.
 
 Regions are axis-aligned: the box grown by the model's factor about its centre (MediaPipe's graphs
-grow face boxes ×1.5 and palm boxes ×2.6), made square when the model wants a square, its sides
-rounded up to a multiple of `SIZE_STEP`, then clipped to the frame. Every edge is even, so that an
+grow face boxes ×1.5 and palm boxes ×2.6), made square when the model wants a square (its side
+then rounded up to a multiple of `SIZE_STEP`), then clipped to the frame. Every edge is even, so that an
 NV12 crop keeps its chroma aligned (and a VA-API crop's source rectangle is the same on every
 path). A clipped region is no longer square: it is letterboxed into the model's input, which keeps
 its aspect, as MediaPipe pads a crop that leaves the frame.
@@ -17,8 +17,8 @@ import numpy as np
 from zerocopy.frames import Geometry, ResizeMode
 
 MIN_SIDE = 8  # a region smaller than this (in frame pixels, after clipping) is not worth a model run
-# Region sizes are rounded up to a multiple of this: a box that moves or grows by a few pixels keeps its
-# region size, so the resizer set up for that size (swscale's context: ~0.1 ms to make) is used again.
+# Square region sizes are rounded up to a multiple of this: a box that moves or grows by a few pixels keeps
+# its region size, so the resizer set up for that size (swscale's context: ~0.1 ms to make) is used again.
 SIZE_STEP = 16
 
 
@@ -45,9 +45,9 @@ def crop_for(box: np.ndarray, frame_w: int, frame_h: int, expand: float = 1.0, s
     x1, y1, x2, y2 = (float(v) for v in box)
     cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
     w, h = (x2 - x1) * expand, (y2 - y1) * expand
-    if square:
+    if square:  # (letterboxed models: a little more context is harmless; a stretched text line's is not)
         w = h = max(w, h)
-    w, h = np.ceil(w / SIZE_STEP) * SIZE_STEP, np.ceil(h / SIZE_STEP) * SIZE_STEP
+        w = h = np.ceil(w / SIZE_STEP) * SIZE_STEP
     left = max(0, int(np.floor((cx - w / 2) / 2)) * 2)
     top = max(0, int(np.floor((cy - h / 2) / 2)) * 2)
     right = min(frame_w - frame_w % 2, int(np.ceil((cx + w / 2) / 2)) * 2)
