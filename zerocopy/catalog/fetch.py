@@ -157,6 +157,10 @@ def _pip_download_args(entry: CatalogEntry, dest: str) -> list[str]:
         # Ask for the pinned platform's wheel whatever this host is: the model file is the same.
         args += ["--platform", plat, "--implementation", py[:2], "--abi", abi,
                  "--python-version", py[2:]]
+    else:
+        # A pure wheel may bar this interpreter (rapidocr-openvino 1.4.4: Requires-Python <3.13) though its
+        # model file is all we take: ask as the oldest Python zerocopy supports would.
+        args += ["--python-version", "3.11"]
     return args
 
 

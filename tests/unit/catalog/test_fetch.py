@@ -122,3 +122,15 @@ def test_a_damaged_reshaped_copy_that_cannot_be_made_again_is_refused_naming_it(
         pull(DEFAULT_MODEL)
     assert "\n" not in str(caught.value)
     assert cached_path(CATALOG[DEFAULT_MODEL]) is None
+
+
+def test_a_pure_wheel_is_asked_for_as_python_3_11_asks_whatever_runs_this():
+    """rapidocr-openvino 1.4.4 says Requires-Python <3.13: on a newer Python (the VA stack root's 3.14)
+    pip would find no distribution, though only its model file is taken."""
+    from zerocopy.catalog import CATALOG
+    from zerocopy.catalog.fetch import _pip_download_args
+
+    pure = _pip_download_args(CATALOG["text"], "/tmp/x")
+    assert pure[pure.index("--python-version") + 1] == "3.11" and "--platform" not in pure
+    native = _pip_download_args(CATALOG["person"], "/tmp/x")
+    assert native[native.index("--python-version") + 1] == "311" and "--platform" in native
