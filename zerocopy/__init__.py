@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 __all__ = ["Attribute", "ConfigError", "Detections", "Detector", "FrameResult", "InferenceError", "InputError",
            "ModelError", "PathUnavailable", "Processor", "RunConfig", "ZeroCopyError", "__version__", "detect"]
 
-_LAZY = {"Detector": "zerocopy.api", "FrameResult": "zerocopy.api", "detect": "zerocopy.api",
+_LAZY = {"Detector": "zerocopy.api", "FrameResult": "zerocopy.results", "detect": "zerocopy.api",
          "RunConfig": "zerocopy.config", "Processor": "zerocopy.process"}
 
 

@@ -22,49 +22,20 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from zerocopy.config import AUTO_ORDER, RunConfig
-from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.paths import Front, front_for
 from zerocopy.postprocess import label_indices
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
+from zerocopy.results import FrameResult
 from zerocopy.roi.setup import make_stage, resolve_tasks
-from zerocopy.sources import expand_inputs
+from zerocopy.sources import camera_name, expand_inputs
 
 Source = str | Path
 OnRefusal = Callable[[str, str, list[str]], None]
-
-
-@dataclass(frozen=True)
-class FrameResult:
-    """One decoded frame's detections.
-
-    `pts` is in seconds (not stream ticks), None when the stream has no timestamps. `detections` are
-    in source-frame pixels. `names` are the model's class names (one tuple per run), or None.
-    `image` is the decoded frame as an owned H×W×3 uint8 **RGB** array when the detector was made
-    with `keep_images=True` (OpenCV users: `image[..., ::-1]` is BGR), else None. `input` is the
-    source's place in the run's list (0, 1, …; JSON Lines' `input`): it tells apart a source given
-    twice. `source` is shown redacted: a URL's password and credential-like query values are `***`.
-    `output` is an image-to-image model's result (`Processor`) over the frame: a float32 height×width
-    map in [0, 1]; None for a detector.
-    """
-
-    source: str
-    index: int
-    pts: float | None
-    width: int
-    height: int
-    detections: Detections
-    names: tuple[str, ...] | None
-    image: np.ndarray | None = None
-    input: int = 0
-    output: np.ndarray | None = None
 
 
 def _sources(sources: Source | Iterable[Source]) -> list[str]:
@@ -80,6 +51,18 @@ def _sources(sources: Source | Iterable[Source]) -> list[str]:
     if bad or not items:
         raise ConfigError("sources", f"sources must be {accepts}, not {bad[0] if bad else items!r}")
     return expand_inputs([os.fspath(s) for s in items])
+
+
+def _cameras(cameras: Any, inputs: list[str]) -> list[str] | None:
+    """The camera names of a run's inputs, one per input (after folders are expanded), checked."""
+    if cameras is None:
+        return None
+    names = [cameras] if isinstance(cameras, str) else list(cameras) if isinstance(cameras, Iterable) else None
+    if names is None or not all(isinstance(n, str) and n and camera_name(n) == n for n in names):
+        raise ConfigError("cameras", f"cameras must be names of letters, digits, - and _, not {cameras!r}")
+    if len(names) != len(inputs):
+        raise ConfigError("cameras", f"cameras must name each of the {len(inputs)} inputs, not {len(names)}")
+    return names
 
 
 def _run_options(max_frames: Any, on_error: Any, parallel: Any) -> None:
@@ -146,7 +129,8 @@ class Detector:
         return tuple(self.spec.labels) or None
 
     def run(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
-            on_error: str = "raise", parallel: bool = False) -> Iterator[FrameResult]:
+            on_error: str = "raise", parallel: bool = False, cameras: Sequence[str] | None = None,
+            on_event: Callable[[Any], None] | None = None) -> Iterator[FrameResult]:
         """Results of every frame of every source (a path, URL, folder, or a list of them), in order.
 
         A new generator per call, its arguments checked here (`ConfigError`); `max_frames` is per
@@ -156,13 +140,15 @@ class Detector:
         sources interleave, each source's in its own order (tell them apart by `r.input`), and one
         ending or failing does not stop the others — with `on_error="raise"` the others finish first,
         then the first failed input's `InputError` is raised. A `stop()` (or `close()`) after this call
-        ends the run, even before its first result is taken.
+        ends the run, even before its first result is taken. With `track=True`: `cameras` names each
+        source in events (default: its file stem or URL's last part), and `on_event(event)` hears each
+        object event as its frame's result comes out.
         """
         _run_options(max_frames, on_error, parallel)
         return self._results(self.events(sources, max_frames=max_frames, keep_images=self.keep_images,
-                                         parallel=parallel), on_error, parallel)
+                                         parallel=parallel, cameras=cameras), on_error, parallel, on_event)
 
-    def _results(self, events, on_error: str, parallel: bool) -> Iterator[FrameResult]:
+    def _results(self, events, on_error: str, parallel: bool, on_event=None) -> Iterator[FrameResult]:
         from zerocopy.errors import InputError
         from zerocopy.pipeline import FrameDone, InputEnd
 
@@ -173,9 +159,15 @@ class Detector:
                     f = event.frame
                     keep = self.keep_images and f.picture is not None
                     image = f.picture.to_ndarray(format="rgb24") if keep else None
+                    for e in event.events if on_event is not None else ():
+                        on_event(e)
                     yield FrameResult(event.source, f.index, f.pts, f.width, f.height, event.detections, names, image,
-                                      event.input, event.output)
-                elif isinstance(event, InputEnd) and event.outcome.error and on_error == "raise":
+                                      event.input, event.output, event.events, f.inferred)
+                    continue
+                if isinstance(event, InputEnd) and event.events:  # every object still open ends with its input
+                    for e in event.events if on_event is not None else ():
+                        on_event(e)
+                if isinstance(event, InputEnd) and event.outcome.error and on_error == "raise":
                     if not parallel:
                         raise InputError(event.outcome.error)
                     failed = failed or event.outcome.error
@@ -185,7 +177,7 @@ class Detector:
             raise InputError(failed)
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
-               keep_images: bool = False, parallel: bool = False):
+               keep_images: bool = False, parallel: bool = False, cameras: Sequence[str] | None = None):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume.
         Its arguments are checked here; a `stop()` made before it ends it (a Ctrl-C while the model
         loads included), and a run that ended clears the stop for the next one."""
@@ -193,7 +185,8 @@ class Detector:
             raise ValueError("the detector is closed")
         inputs = _sources(sources)
         _run_options(max_frames, "raise", parallel)
-        run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel))
+        cameras = _cameras(cameras, inputs)
+        run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel, cameras))
         self._runs.add(run)
         return run
 
@@ -224,7 +217,8 @@ class Detector:
         rest = [d for d in front.devices if d != first.split(".")[0]]
         return [first] + [d for d in rest if _offered(self._core, d)]
 
-    def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False):
+    def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False,
+                cameras: list[str] | None = None):
         from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
         from zerocopy.probe import gather
@@ -254,7 +248,7 @@ class Detector:
                 pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
                                     stop_event=self._stop, rois=rois)
                 self._pipeline = pipeline
-                events = pipeline.events(inputs, max_frames)
+                events = pipeline.events(inputs, max_frames, cameras)
                 held = []
                 try:
                     for event in events:

@@ -105,6 +105,8 @@ SWITCH = Kind("True or False", lambda v: isinstance(v, bool), parse=None, flag=T
 SCORE = Kind("a number in (0, 1]", lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
              optional=True, none="the model's own")
 SECONDS = Kind("a number of seconds > 0", lambda v: _is_number(v) and v > 0, convert=float, parse=float)
+RATE = Kind("a number of frames per second > 0", lambda v: _is_number(v) and v > 0, convert=float, parse=float,
+            optional=True, none="every frame")
 PROPERTIES = Kind("a mapping of OpenVINO property names to values",
                   lambda v: v is None or (isinstance(v, Mapping) and all(isinstance(k, str) and k for k in v)),
                   convert=lambda v: dict(v or {}), parse=_pair, repeat=True)
@@ -169,6 +171,20 @@ class RunConfig:
                               "doubling to 8 s); frames go on numbered in order, and the report counts each gap")
     reconnect_timeout: float = setting(60.0, SECONDS, "with --reconnect: give up on a source after this long "
                                        "without a frame", "SECONDS")
+    detect_fps: float | None = setting(
+        None, RATE, "infer on this many frames per second of each input (Frigate detects at 5); the frames between "
+        "are decoded but not scaled or inferred, and with --track their objects keep their ids (default: every "
+        "frame)", "N")
+    track: bool = setting(False, SWITCH, "give each object an id that lasts across frames (per input), and make "
+                          "an event when it appears, changes and leaves (--events and --publish imply it)")
+    min_hits: int = setting(3, integer(1, optional=False), "with --track: inferred frames an object must be found in "
+                            "before it gets an id and a `new` event", "N")
+    max_lost: float = setting(2.0, SECONDS, "with --track: seconds an object may go unseen before its `end` event",
+                              "SECONDS")
+    update_interval: float = setting(5.0, SECONDS, "with --track: at most one `update` event per object this often",
+                                     "SECONDS")
+    node: str | None = setting(None, text(), "this machine's name in events (default: the host name); with several "
+                               "machines publishing into one broker, each needs its own", "NAME")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -27,7 +27,8 @@ class Detections:
 
     With second models (`--classify`), `attributes` holds each box's tuple of `Attribute`s and
     `keypoints` each box's (K, 2) points in source-frame pixels (None for a box no landmark model
-    ran on); both are empty tuples when no second model ran.
+    ran on); both are empty tuples when no second model ran. `tracker_id` (with tracking) is each box's
+    object id, stable across the input's frames (-1: not confirmed yet); None without tracking.
     """
 
     xyxy: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
@@ -35,10 +36,13 @@ class Detections:
     labels: np.ndarray = field(default_factory=lambda: np.zeros((0,), np.int32))
     attributes: tuple[tuple[Attribute, ...], ...] = ()
     keypoints: tuple[np.ndarray | None, ...] = ()
+    tracker_id: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if not (len(self.xyxy) == len(self.scores) == len(self.labels)):
             raise ValueError("xyxy, scores and labels must have the same length")
+        if self.tracker_id is not None and len(self.tracker_id) != len(self.scores):
+            raise ValueError("tracker_id must be None or have one id per box")
         for name in ("attributes", "keypoints"):
             extra = getattr(self, name)
             if extra and len(extra) != len(self.scores):
@@ -52,7 +56,8 @@ class Detections:
         idx = np.arange(len(self))[keep]
         return Detections(self.xyxy[idx], self.scores[idx], self.labels[idx],
                           tuple(self.attributes[i] for i in idx) if self.attributes else (),
-                          tuple(self.keypoints[i] for i in idx) if self.keypoints else ())
+                          tuple(self.keypoints[i] for i in idx) if self.keypoints else (),
+                          None if self.tracker_id is None else self.tracker_id[idx])
 
     @classmethod
     def empty(cls) -> Detections:
@@ -61,7 +66,13 @@ class Detections:
     def with_extras(self, attributes: Sequence[Sequence[Attribute]],
                     keypoints: Sequence[np.ndarray | None]) -> Detections:
         """These boxes with per-box attributes and keypoints attached (one entry per box each)."""
-        return Detections(self.xyxy, self.scores, self.labels, tuple(tuple(a) for a in attributes), tuple(keypoints))
+        return Detections(self.xyxy, self.scores, self.labels, tuple(tuple(a) for a in attributes), tuple(keypoints),
+                          self.tracker_id)
+
+    def with_ids(self, tracker_id: np.ndarray) -> Detections:
+        """These boxes with their tracker ids (one per box, -1 for none)."""
+        return Detections(self.xyxy, self.scores, self.labels, self.attributes, self.keypoints,
+                          np.asarray(tracker_id, np.int64).reshape(-1))
 
     def to_records(self, names: Sequence[str] | None = None) -> list[dict]:
         """JSON-ready dicts: box rounded to 0.1 px, score to 4 digits, label name when known, and what
@@ -75,6 +86,8 @@ class Detections:
             }
             if names is not None and 0 <= label < len(names):
                 rec["name"] = names[label]
+            if self.tracker_id is not None and self.tracker_id[i] >= 0:
+                rec["tracker_id"] = int(self.tracker_id[i])
             if self.attributes and self.attributes[i]:
                 rec["attributes"] = [a.to_record() for a in self.attributes[i]]
             if self.keypoints and self.keypoints[i] is not None:

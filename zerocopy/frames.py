@@ -71,7 +71,9 @@ class PreparedFrame:
     `arrived` is the `time.perf_counter()` at which the frame came out of the decoder (after realtime
     pacing), where its arrival→result latency starts; None if the decoder did not say. `output` is an
     image-to-image model's result over the frame (a float32 height×width map in [0, 1]), set with its
-    detections for the sinks (`zerocopy process`); None otherwise.
+    detections for the sinks (`zerocopy process`); None otherwise. `inferred` is False for a frame that
+    `--detect-fps` leaves out: decoded, never scaled nor inferred (`inputs` empty; `geometry` the last
+    inferred frame's).
     """
 
     index: int
@@ -87,3 +89,4 @@ class PreparedFrame:
     arrived: float | None = None
     source: Any = None
     output: np.ndarray | None = None
+    inferred: bool = True

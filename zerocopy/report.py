@@ -43,7 +43,9 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         "decode_threads": config.decode_threads if choice.name == "software" else None,
         "config": config.to_dict(json_ready=True),
         "frames": frames,
+        "inferred_frames": frames - result.skipped,  # fewer with --detect-fps
         "detections": result.detections,
+        **({"tracking": result.tracking} if result.tracking is not None else {}),
         "setup_s": round(result.setup_s, 3),
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,

@@ -101,3 +101,22 @@ def redact_text(text: str) -> str:
         return redact(url) + m.group(0)[len(url):]
 
     return _URL_IN_TEXT.sub(one, text) if "://" in text else text
+
+
+_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def camera_name(source: str | Path) -> str:
+    """A name for an input in events and MQTT topics (`--name` overrides it): a file's stem, a URL's last
+    path part (or its host), a device's name; only letters, digits, `-` and `_`."""
+    text = str(source)
+    m = _URL.match(text)
+    if m is not None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(redact(text))
+        tail = [p for p in parts.path.split("/") if p]
+        raw = Path(tail[-1]).stem if tail else (parts.hostname or m.group(1))
+    else:
+        raw = Path(text).stem or Path(text).name
+    return _NAME_CHARS.sub("_", raw).strip("_") or "input"

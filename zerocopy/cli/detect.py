@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from zerocopy.errors import ZeroCopyError
 from zerocopy.pipeline import RunResult
@@ -28,6 +29,10 @@ class Outputs:
     progress: Progress | None = None
     anonymise: tuple[int, ...] | None = None  # label indices made unrecognisable in the annotated video
     anonymise_style: str = "pixelate"
+    events: str | None = None  # object events as JSON Lines (--track)
+    cameras: tuple[str, ...] | None = None  # each input's name in events and topics
+    publisher: Any = None  # publish.MqttPublisher: events (and detections) to a broker
+    publish_detections: bool = False
 
 
 @dataclass
@@ -38,15 +43,20 @@ class DetectRun:
 
 
 def _sinks(out: Outputs, labels, inputs: int):
-    from zerocopy.sinks.jsonl import JsonlSink
+    from zerocopy.sinks.jsonl import EventsSink, JsonlSink
+    from zerocopy.sinks.mqtt import MqttSink
     from zerocopy.sinks.video import VideoSink
 
-    sinks = []
-    try:
-        if out.json:
-            sinks.append(JsonlSink(out.json, labels, with_source=inputs > 1))
-    except OSError as e:
-        raise ZeroCopyError(f"cannot write --json {out.json}: {e.strerror or e}") from None
+    sinks: list = []
+    for option, target, make in (("--json", out.json, lambda t: JsonlSink(t, labels, with_source=inputs > 1)),
+                                 ("--events", out.events, EventsSink)):
+        try:
+            if target:
+                sinks.append(make(target))
+        except OSError as e:
+            raise ZeroCopyError(f"cannot write {option} {target}: {e.strerror or e}") from None
+    if out.publisher is not None:
+        sinks.append(MqttSink(out.publisher, labels, out.cameras or (), detections=out.publish_detections))
     if out.output:
         sinks.append(VideoSink(out.output, labels, inputs=inputs, anonymise=out.anonymise,
                                style=out.anonymise_style))
@@ -83,11 +93,15 @@ def drive(detector, inputs: list[str], out: Outputs, sinks: list, name_outputs) 
 
     try:  # the time spent writing the outputs is the detector's "consumer" time: the report's `sinks`
         feed(detector.events(inputs, max_frames=out.max_frames, keep_images=bool(out.output),
-                             parallel=out.parallel), sinks, out.progress)
+                             parallel=out.parallel, cameras=out.cameras), sinks, out.progress)
     finally:
         for sink in sinks:
             sink.close()
+        if out.publisher is not None:
+            out.publisher.close()  # what is queued goes out within its timeout; the rest is counted
     report = detector.report()
+    if out.publisher is not None:
+        report["publish"] = out.publisher.stats()
     name_outputs(report, sinks)
     if out.report:
         write_report(report, out.report)
@@ -179,17 +193,31 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
     from zerocopy.sinks.video import check_video_target
 
     args.json, args.report = stdout_alias(args.json), stdout_alias(args.report)
-    for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report)):
+    args.events = stdout_alias(args.events)
+    for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report),
+                           ("--events", args.events)):
         check_writable(option, target)
     if args.output:
         check_video_target(args.output)
     if args.anonymise and not args.output:
         raise ZeroCopyError("--anonymise changes the annotated video: give --output FILE.mp4 too")
+    if (args.mqtt_ca or args.publish_detections) and not args.publish:
+        raise ZeroCopyError(f"{'--mqtt-ca' if args.mqtt_ca else '--publish-detections'} goes with --publish URL")
+    config = config_from(args)
+    if (args.events or args.publish) and not config.track:
+        config = config.replace(track=True)  # events come from tracked objects
+    cameras = _camera_names(args)
     out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel,
-                  _progress_factory(args.quiet))
+                  _progress_factory(args.quiet), events=args.events, cameras=cameras,
+                  publish_detections=args.publish_detections)
     # a first use says what it downloads
-    with claim_outputs(args), Detector(config=config_from(args), log=say, on_refusal=refusal_teller(args, say)) \
-            as detector, stop_on_signals(detector.stop) as stopped:
+    with claim_outputs(args, others=[("--events", args.events)]), \
+            Detector(config=config, log=say, on_refusal=refusal_teller(args, say)) as detector, \
+            stop_on_signals(detector.stop) as stopped:
+        if args.publish:
+            from dataclasses import replace
+
+            out = replace(out, publisher=open_publisher(args.publish, args.mqtt_ca, detector.config, say))
         if args.anonymise:
             from dataclasses import replace
 
@@ -199,6 +227,35 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
             out = replace(out, anonymise=hidden, anonymise_style=args.anonymise_style)
         run = run_detect(detector, args.inputs, out)
     return finish(run, args, say, stopped, f"{run.report['detections']} detections")
+
+
+def _camera_names(args) -> tuple[str, ...]:
+    """Each input's name in events and topics: `--name` (once per input), else its file stem or URL's last part."""
+    from zerocopy.sources import camera_name
+
+    try:
+        inputs = expand_inputs(list(args.inputs))
+    except ZeroCopyError:
+        inputs = list(args.inputs)  # the run reports bad inputs itself
+    if not args.name:
+        return tuple(camera_name(s) for s in inputs)
+    if len(args.name) != len(inputs):
+        raise ZeroCopyError(f"--name names each input: {len(inputs)} inputs, {len(args.name)} names")
+    bad = [n for n in args.name if camera_name(n) != n]
+    if bad:
+        raise ZeroCopyError(f"--name {bad[0]!r}: use letters, digits, - and _ (it becomes an MQTT topic level)")
+    return tuple(args.name)
+
+
+def open_publisher(url: str, ca: str | None, config, say: Callable[[str], None]):
+    """The MQTT publisher for `--publish` (connecting in the background: a broker that is down delays nothing)."""
+    from zerocopy.pipeline.tracking import default_node
+    from zerocopy.publish import MqttPublisher, MqttTarget
+
+    target = MqttTarget.parse(url, ca=ca)
+    publisher = MqttPublisher(target, node=config.node or default_node())
+    say(f"publishing events to {target}")
+    return publisher
 
 
 def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what: str) -> int:

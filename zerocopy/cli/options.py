@@ -19,7 +19,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINA
 ALIASES = {"postprocess": ("--decoder",)}
 # The settings bench takes (it runs every path itself and measures whole files, not live sources).
 BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold", "classes",
-                  "classify", "max_rois", "min_presence")
+                  "classify", "max_rois", "min_presence", "detect_fps")
 # The settings process takes besides its model (threshold and max_rois: for the detector of a box model).
 PROCESS_SETTINGS = ("resize", "path", "device", "va_device", "nireq", "batch", "threshold", "max_rois",
                     "decode_threads", "ov_config", "realtime", "reconnect", "reconnect_timeout")
@@ -169,6 +169,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "e.g. face or Person,Car): privacy-safe recordings")
     d.add_argument("--anonymise-style", "--anonymize-style", choices=STYLES, default="pixelate",
                    help="how --anonymise hides a box (grown by a fifth): coarse blocks, a strong blur, or black")
+    d.add_argument("--events", metavar="FILE", help="write one JSON line per object event: new, update, end "
+                   "(tracking implied; '-' for stdout); docs/tracking.md describes them")
+    d.add_argument("--publish", metavar="URL", help="publish object events (tracking implied) to an MQTT broker: "
+                   "mqtt://[user[:password]@]host[:port]/prefix, or mqtts:// for TLS; topics PREFIX/NAME/events and "
+                   "PREFIX/available/NODE; the password may come from $ZEROCOPY_MQTT_PASSWORD instead; never blocks "
+                   "the run (docs/mqtt.md)")
+    d.add_argument("--mqtt-ca", metavar="FILE", help="with --publish mqtts://: the CA certificate of the broker's")
+    d.add_argument("--publish-detections", action="store_true",
+                   help="with --publish: also each inferred frame's detections, to PREFIX/NAME/detections")
+    d.add_argument("--name", action="append", metavar="NAME",
+                   help="the input's name in events and topics (default: its file stem or a URL's last part); "
+                   "once per input, in order")
     add_run_flags(d)
     add_process_parser(sub)
 

@@ -25,10 +25,11 @@ class Handoff(Protocol):
 
 @dataclass
 class Result:
-    """One frame's raw outputs, with the wall time its request took (shared by a batch)."""
+    """One frame's raw outputs, with the wall time its request took (shared by a batch); `outputs` is
+    None for a frame that was not inferred (`pass_through`)."""
 
     frame: PreparedFrame
-    outputs: dict[str, np.ndarray]
+    outputs: dict[str, np.ndarray] | None
     inference_ms: float
 
 
@@ -92,6 +93,15 @@ class InferenceScheduler:
                 self._pending.pop(seq)
             self._next_submit -= 1
             raise InferenceError(f"inference could not start: {openvino_reason(e)}") from None
+
+    def pass_through(self, frame: PreparedFrame) -> None:
+        """A frame that is not inferred (`--detect-fps`): it comes out of `results` at its place in the
+        order, with `outputs` None, once every batch submitted before it is out."""
+        seq = self._next_submit
+        with self._lock:
+            self._pending[seq] = _Pending([frame], None, -1, time.perf_counter())
+            self._finished[seq] = ([None], 0.0, None)  # type: ignore[list-item]
+        self._next_submit += 1
 
     def _done(self, request: ov.InferRequest, seq: int) -> None:
         end = time.perf_counter()

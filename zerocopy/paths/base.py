@@ -90,25 +90,40 @@ class Front(Protocol):
 
 
 class PreparedStream:
-    """A `FrameStream`: a decoder's frames prepared into model inputs by `prepare`."""
+    """A `FrameStream`: a decoder's frames prepared into model inputs by `prepare`.
+
+    With `detect_fps` only the frames `DetectRate` takes are prepared; the others come out with
+    `inferred=False` and no inputs, their picture (when one is drawn) from `show(picture)`."""
 
     context: Any = None  # set by a front that compiles on a remote context, once the first frame gave it
 
-    def __init__(self, decoder: VideoDecoder, prepare: Prepare, bridge: Any = None):
+    def __init__(self, decoder: VideoDecoder, prepare: Prepare, bridge: Any = None, *,
+                 detect_fps: float | None = None, show: Callable[[Any], Any] | None = None):
+        from zerocopy.paths.rate import DetectRate
+
         self.decoder, self.prepare = decoder, prepare
         self.bridge = bridge  # the native bridge, on the VA paths
         self.rate = decoder.rate
         self.expected_frames = decoder.expected_frames
         self.live = decoder.live or decoder.realtime
+        self.sampler = DetectRate(detect_fps, decoder.rate) if detect_fps else None
+        self.show = show or (lambda picture: None)
         self._frames = self._generate()
         self._primed: list[PreparedFrame] = []
 
     def _generate(self) -> Iterator[PreparedFrame]:
+        g: Geometry | None = None
         for index, decoded in enumerate(self.decoder.frames()):
             picture, decode_ms, pts = decoded
+            if g is not None and self.sampler is not None and not self.sampler.take(index, pts):
+                yield PreparedFrame(index, pts, g.src_w, g.src_h, g, {}, decode_ms, picture=self.show(picture),
+                                    arrived=decoded.arrived, inferred=False)
+                continue
             t0 = time.perf_counter()
             inputs, g, keepalive, shown, source = self.prepare(picture)
             pre_ms = (time.perf_counter() - t0) * 1e3
+            if self.sampler is not None and self.sampler.seen == 0:
+                self.sampler.take(index, pts)  # the first frame starts the schedule
             yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms, picture=shown,
                                 keepalive=keepalive, arrived=decoded.arrived, source=source)
 

@@ -49,7 +49,8 @@ class SoftwareFront(HostFront):
 
         decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime,
                                      policy=config.live_policy, stop=req.stop)
-        return PreparedStream(decoder, prepare)
+        return PreparedStream(decoder, prepare, detect_fps=config.detect_fps,
+                              show=lambda frame: frame if req.keep_images else None)
 
 
 class BaselineFront(HostFront):
@@ -76,4 +77,8 @@ class BaselineFront(HostFront):
             shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_images else None
             return {name: tensor}, g, None, shown, bgr if req.keep_source else None
 
-        return PreparedStream(Paced(decoder) if req.config.realtime else decoder, prepare)
+        def show(grabbed):  # a frame --detect-fps leaves out, drawn: converted for the picture only
+            return av.VideoFrame.from_ndarray(grabbed.bgr(), format="bgr24") if req.keep_images else None
+
+        return PreparedStream(Paced(decoder) if req.config.realtime else decoder, prepare,
+                              detect_fps=req.config.detect_fps, show=show)

@@ -60,7 +60,10 @@ class _VAFront:
                 decoder.close()
                 raise PathUnavailable({self.name: Reason(
                     Code.VA_DEVICE, f"cannot decode {source} on the run's VA device: {e}")}) from None
-            stream = PreparedStream(decoder, _adopting(bridge, va, self._scale(scaler, req)), bridge=bridge)
+            prepare = _adopting(bridge, va, self._scale(scaler, req))
+            # a frame --detect-fps leaves out goes through no VPP, unless its picture is drawn (its graph makes it)
+            stream = PreparedStream(decoder, prepare, bridge=bridge, detect_fps=req.config.detect_fps,
+                                    show=(lambda frame: prepare(frame)[3]) if req.keep_images else None)
             return bridge, stream, prime(self.name, stream, source)
 
     def _scale(self, scaler, req: OpenRequest) -> Prepare:

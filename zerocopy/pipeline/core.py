@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from zerocopy.bridge.layout import LayoutError
 from zerocopy.config import RunConfig
@@ -25,11 +26,15 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
-from zerocopy.pipeline.events import Event, FrameDone, InputOutcome, RunResult
+from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
 from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
 from zerocopy.roi.stage import RoiStage
+from zerocopy.sources import camera_name
 from zerocopy.stats import Distribution, RunClock, StageTimes
+
+if TYPE_CHECKING:
+    from zerocopy.pipeline.tracking import InputTracks
 
 FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request is refused, not waited on
 # What binding a frame to a request may raise when the GPU, its driver or the bridge cannot cope
@@ -72,6 +77,8 @@ class Pipeline:
         self.outcomes: list[InputOutcome] = []
         self.interrupted = False
         self.latency = Distribution()  # arrival → result, ms
+        self.tracks: InputTracks | None = None  # with --track: each input's tracker and events (made per run)
+        self.skipped = 0  # frames --detect-fps left out
 
     @property
     def device(self) -> str:
@@ -170,7 +177,24 @@ class Pipeline:
             stopped = outcome.damage.stopped_early
             outcome.error = f"{outcome.source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
 
+    def begin(self, input: int, source: str, stream: FrameStream) -> InputBegin:
+        """An input's first event (its tracker starts here, with `--track`)."""
+        if self.tracks is not None:
+            self.tracks.begin(input, source, stream.rate)
+        return InputBegin(source, stream.rate, stream.expected_frames, input)
+
+    def end_tracks(self, input: int) -> tuple:
+        """With `--track`: the `end` of every object still open in this input (it ended, or the run stopped)."""
+        return tuple(self.tracks.end(input)) if self.tracks is not None else ()
+
     def done(self, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
+        if r.outputs is None:  # not inferred (--detect-fps): the tracks' predicted boxes, or none
+            outcome.frames += 1
+            outcome.ended = time.perf_counter()
+            self.skipped += 1
+            dets, events = (self.tracks.frame(input, r.frame, None) if self.tracks is not None
+                            else (Detections.empty(), []))
+            return FrameDone(outcome.source, r.frame, dets, input, tuple(events))
         t0 = time.perf_counter()
         if self.maps is not None:  # an image-to-image model: its map is the frame's result
             r.frame.output, dets = self.maps(r.outputs, r.frame.geometry), Detections.empty()
@@ -193,6 +217,11 @@ class Pipeline:
                     raise
                 raise InferenceError(f"region models failed: {e}") from None
             r.frame.source = None  # cropped from: the decoded frame can go
+        events: list = []
+        if self.tracks is not None:  # timed with the postprocessing
+            t1 = time.perf_counter()
+            dets, events = self.tracks.frame(input, r.frame, dets)
+            post_ms += (time.perf_counter() - t1) * 1e3
         now = time.perf_counter()
         self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
         self.detections += len(dets)
@@ -200,9 +229,10 @@ class Pipeline:
             self.latency.add((now - r.frame.arrived) * 1e3)
         outcome.frames += 1
         outcome.ended = now
-        return FrameDone(outcome.source, r.frame, dets, input)
+        return FrameDone(outcome.source, r.frame, dets, input, tuple(events))
 
-    def events(self, sources: Sequence[str], max_frames: int | None = None) -> Iterator[Event]:
+    def events(self, sources: Sequence[str], max_frames: int | None = None,
+               cameras: Sequence[str] | None = None) -> Iterator[Event]:
         """`InputBegin`, `FrameDone`… and `InputEnd` per source. A path that cannot handle the inputs
         raises `PathUnavailable` before the first event; an input it cannot handle after that ends with
         its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over.
@@ -217,7 +247,13 @@ class Pipeline:
 
         self.clock = RunClock()
         self.outcomes = []
+        self.skipped = 0
         self.abandon.clear()
+        if self.config.track:
+            from zerocopy.pipeline.tracking import InputTracks
+
+            names = [camera_name(s) for s in sources] if cameras is None else list(cameras)
+            self.tracks = InputTracks(self.config, self.model.spec.labels or None, names)
         run = parallel_events if self.inputs > 1 and len(sources) > 1 else sequential_events
         try:
             yield from run(self, [str(s) for s in sources], max_frames)
@@ -240,4 +276,5 @@ class Pipeline:
     def result(self, sink_s: float = 0.0) -> RunResult:
         interrupted = self.interrupted or self.stop_event.is_set()  # (asked while the run still goes)
         return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
-                         self.setup_s, sink_s, self.latency, self.rois.times if self.rois else None)
+                         self.setup_s, sink_s, self.latency, self.rois.times if self.rois else None, self.skipped,
+                         self.tracks.summary() if self.tracks is not None else None)

@@ -39,10 +39,18 @@ class InputBegin:
 
 @dataclass(frozen=True)
 class FrameDone:
+    """A frame's result. `events` (with `--track`): what its objects did (`track.ObjectEvent`: new,
+    update, end). A frame `--detect-fps` left out is not `inferred`: its boxes are the tracks' predictions."""
+
     source: str
     frame: PreparedFrame
     detections: Detections
     input: int = 0
+    events: tuple = ()
+
+    @property
+    def inferred(self) -> bool:
+        return self.frame.inferred
 
     @property
     def output(self) -> np.ndarray | None:
@@ -52,12 +60,14 @@ class FrameDone:
 
 @dataclass(frozen=True)
 class InputEnd:
-    """Every input ends with one, `began` or not (an input that could not be opened did not)."""
+    """Every input ends with one, `began` or not (an input that could not be opened did not); with
+    `--track`, `events` ends every object still open in it."""
 
     source: str
     outcome: InputOutcome
     began: bool = True
     input: int = 0
+    events: tuple = ()
 
 
 Event = InputBegin | FrameDone | InputEnd
@@ -74,6 +84,8 @@ class RunResult:
     sink_s: float = 0.0  # wall time spent in the sinks (the annotated MP4's encoder, mostly), in the clock
     latency: Distribution = field(default_factory=Distribution)  # arrival → result (ms), live or paced inputs
     rois: RoiTimes | None = None  # the second models' stage (`--classify`)
+    skipped: int = 0  # frames --detect-fps left out (decoded, not inferred)
+    tracking: dict | None = None  # with --track: objects per label and their mean dwell
 
     @property
     def frames(self) -> int:

@@ -18,7 +18,7 @@ from zerocopy.errors import InferenceError, InputError
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import Result
 from zerocopy.paths.base import FrameStream
-from zerocopy.pipeline.events import Event, InputBegin, InputEnd, InputOutcome
+from zerocopy.pipeline.events import Event, InputEnd, InputOutcome
 from zerocopy.sources import redact, redact_text
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ class _Merge:
                 continue
             if kind == _OPEN:
                 self.outcomes[i].started = time.perf_counter()
-                yield InputBegin(self.outcomes[i].source, value.rate, value.expected_frames, i)
+                yield self.p.begin(i, self.outcomes[i].source, value)
             elif kind == _FRAME:
                 self.feeders[i].taken_one()
                 if self.outcomes[i].error:  # its first frame failed the trial: the rest of it is dropped
@@ -87,6 +87,12 @@ class _Merge:
                     continue
                 self.owner[id(value)] = i
                 self.outstanding[i] += 1
+                if not value.inferred:  # --detect-fps left it out: after its input's frames before it
+                    if any(self.owner.get(id(f)) == i for f in pending):
+                        yield from self._submit(pending)
+                        pending = []
+                    self.p.scheduler.pass_through(value)
+                    continue
                 pending.append(value)
                 if len(pending) == batch:
                     yield from self._submit(pending)
@@ -153,7 +159,7 @@ class _Merge:
                     self.outcomes[i].damage = stream.damage_report()
                 self.outcomes[i].interrupted = self.feeders[i].cut and not self.outcomes[i].error
                 self.p.note_no_frame(self.outcomes[i])
-                yield InputEnd(self.outcomes[i].source, self.outcomes[i], stream is not None, i)
+                yield InputEnd(self.outcomes[i].source, self.outcomes[i], stream is not None, i, self.p.end_tracks(i))
 
     def _submit(self, frames: list[PreparedFrame]) -> Iterator[Event]:
         try:

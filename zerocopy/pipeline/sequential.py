@@ -39,7 +39,7 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
             outcome.error = redact_text(f"{source}: {e}")
         outcome.interrupted = outcome.interrupted or (p.stop_event.is_set() and not outcome.error)
         p.note_no_frame(outcome)
-        yield InputEnd(outcome.source, outcome, begun, index)
+        yield InputEnd(outcome.source, outcome, begun, index, p.end_tracks(index))
 
 
 def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: int | None,
@@ -48,6 +48,7 @@ def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: i
     scheduler: InferenceScheduler | None = None
     try:
         scheduler = p.activate(stream)
+        begin = p.begin(index, outcome.source, stream)
         frames = iter(stream)
         ready: list[FrameDone] = []
         taken = 0
@@ -60,17 +61,23 @@ def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: i
                 taken = 1
                 p.committed = True
         outcome.started = outcome.started or time.perf_counter()
-        yield InputBegin(outcome.source, stream.rate, stream.expected_frames, index)
+        yield begin
         yield from ready
         batch = p.model.batch
         pending: list[PreparedFrame] = []
         for n, item in enumerate(frames, start=taken):
             if p.stop_event.is_set() or (max_frames is not None and n >= max_frames):
                 break
-            pending.append(item)
-            if len(pending) == batch:
-                scheduler.submit(pending)
-                pending = []
+            if not item.inferred:  # --detect-fps left it out: it keeps its place in the order
+                if pending:
+                    scheduler.submit(pending)
+                    pending = []
+                scheduler.pass_through(item)
+            else:
+                pending.append(item)
+                if len(pending) == batch:
+                    scheduler.submit(pending)
+                    pending = []
             # A live input's next frame is not there yet: deliver what is in flight when it is done,
             # not when that frame comes (a source's frame interval later).
             idle = not pending and stream.live and not stream.frame_ready()

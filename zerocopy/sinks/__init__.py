@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
@@ -17,6 +18,10 @@ class Sink(Protocol):
     def end(self, input: int = 0) -> None: ...
     def close(self) -> None: ...
 
+    def on_events(self, events: Sequence[Any], input: int = 0) -> None:
+        """The object events of `--track` (`track.ObjectEvent`: new, update, end), as they happen."""
+        ...
+
 
 class NullSink:
     """A sink that keeps nothing: the base of sinks that only observe (meters, probes)."""
@@ -28,6 +33,9 @@ class NullSink:
         pass
 
     def end(self, input: int = 0) -> None:
+        pass
+
+    def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         pass
 
     def close(self) -> None:

@@ -24,6 +24,8 @@ def feed(events: Generator[Event, None, None], sinks: Sequence[Sink], progress: 
             if isinstance(event, FrameDone):
                 for sink in sinks:
                     sink.write(event.frame, event.detections, input=event.input)
+                if event.events:
+                    _tell(sinks, event.events, event.input)
                 if event.input in bars:
                     bars[event.input].update(1)
             elif isinstance(event, InputBegin):
@@ -32,6 +34,8 @@ def feed(events: Generator[Event, None, None], sinks: Sequence[Sink], progress: 
                 for sink in sinks:
                     sink.begin(event.source, event.rate, input=event.input)
             elif event.began:
+                if event.events:  # every object still open ends with its input
+                    _tell(sinks, event.events, event.input)
                 for sink in sinks:
                     sink.end(input=event.input)
                 bar = bars.pop(event.input, None)
@@ -43,3 +47,9 @@ def feed(events: Generator[Event, None, None], sinks: Sequence[Sink], progress: 
             bar.close()
         events.close()
     return spent
+
+
+def _tell(sinks: Sequence[Sink], events: Sequence[Any], input: int) -> None:
+    """Object events (`--track`) to every sink (the events file and MQTT take them)."""
+    for sink in sinks:
+        sink.on_events(events, input=input)

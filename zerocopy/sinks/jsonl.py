@@ -1,31 +1,57 @@
-"""JSON Lines: one complete line per decoded frame, flushed as it is written (into the file's temporary
-until the run ends: sinks/files.py)."""
+"""JSON Lines: one complete line per decoded frame (`--json`) or per object event (`--events`), flushed as
+it is written (into the file's temporary until the run ends: sinks/files.py)."""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.postprocess.maps import summary
+from zerocopy.sinks import NullSink
 from zerocopy.sinks.files import STDOUT, Staged
 
 
-class JsonlSink:
-    def __init__(self, target: str, names: Sequence[str], with_source: bool = False):
+class Lines:
+    """A JSON Lines file (or stdout, `-`), kept at the end only if the run produced it (`produced()`)."""
+
+    def __init__(self, target: str):
         self._staged = Staged(target) if target != STDOUT else None
         self._f: TextIO = self._staged.open_text() if self._staged else sys.stdout
-        self._began = False  # an input began: the run produced this file (even with no frame)
+        self._began = False  # an input began: the run produced this file (even with no line)
+        self._gone = False
+
+    def produced(self) -> None:
+        self._began = True
+
+    def write(self, rec: dict[str, Any]) -> None:
+        if self._gone:
+            return
+        try:
+            self._f.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
+            self._f.flush()
+        except BrokenPipeError:  # the reader went away (`| head`): stop writing, let the run end
+            self._gone = True
+            raise
+
+    def close(self) -> None:
+        if self._staged is not None and not self._f.closed:
+            self._f.close()
+            self._staged.finish(keep=self._began)
+
+
+class JsonlSink(NullSink):
+    def __init__(self, target: str, names: Sequence[str], with_source: bool = False):
+        self._lines = Lines(target)
         self.names = list(names)
         self.with_source = with_source
         self.sources: dict[int, str] = {}
-        self._gone = False
 
     def begin(self, source: str, rate: float, input: int = 0) -> None:
-        self._began = True
+        self._lines.produced()
         self.sources[input] = source
 
     def write(self, frame: PreparedFrame, detections: Detections, input: int = 0) -> None:
@@ -36,21 +62,33 @@ class JsonlSink:
         rec.update(frame=frame.index, pts=None if frame.pts is None else round(frame.pts, 6),
                    width=frame.width, height=frame.height,
                    detections=detections.to_records(self.names or None))
+        if not frame.inferred:  # --detect-fps left it out: its boxes (if any) are the tracks' predictions
+            rec["inferred"] = False
         if frame.output is not None:  # an image-to-image model's map (`zerocopy process`), summed up
             rec["map"] = summary(frame.output)
-        if self._gone:
-            return
-        try:
-            self._f.write(json.dumps(rec, separators=(", ", ": ")) + "\n")
-            self._f.flush()
-        except BrokenPipeError:  # the reader went away (`| head`): stop writing, let the run end
-            self._gone = True
-            raise
+        self._lines.write(rec)
 
     def end(self, input: int = 0) -> None:
         pass
 
     def close(self) -> None:
-        if self._staged is not None and not self._f.closed:
-            self._f.close()
-            self._staged.finish(keep=self._began)
+        self._lines.close()
+
+
+class EventsSink(NullSink):
+    """`--events FILE`: one JSON line per object event (`track.ObjectEvent.to_record()`), as it happens."""
+
+    def __init__(self, target: str):
+        self._lines = Lines(target)
+        self.written = 0
+
+    def begin(self, source: str, rate: float, input: int = 0) -> None:
+        self._lines.produced()
+
+    def on_events(self, events: Sequence[Any], input: int = 0) -> None:
+        for event in events:
+            self._lines.write(event.to_record())
+            self.written += 1
+
+    def close(self) -> None:
+        self._lines.close()

@@ -20,6 +20,7 @@ import numpy as np
 from zerocopy.detections import Detections
 from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
+from zerocopy.sinks import NullSink
 from zerocopy.sinks.draw import anonymise_map
 from zerocopy.sinks.files import temporary
 from zerocopy.sinks.video import VideoSink
@@ -39,7 +40,7 @@ def grayscale(values: np.ndarray) -> np.ndarray:
     return (np.clip(values, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
 
 
-class MapVideoSink:
+class MapVideoSink(NullSink):
     """`blend`: the decoded frames with the map tinted over them and the boxes drawn (a box model's);
     `mask`: the map alone, white where it is 1; `anonymise`: the frames with what the map covers (a person
     mask's shapes) pixelated, blurred or filled (`style`, `sinks/draw.py`). Needs `PreparedFrame.picture`
@@ -101,7 +102,7 @@ def npy_name(index: int, input: int, inputs: int) -> str:
     return f"{index:06d}.npy" if inputs == 1 else f"{input + 1}-{index:06d}.npy"
 
 
-class NpySink:
+class NpySink(NullSink):
     """One float32 height×width `.npy` per frame (`np.load` reads it) in `folder`, made if it is missing
     and removed again if the run wrote nothing into it."""
 

@@ -19,6 +19,7 @@ from PIL import ImageFont
 from zerocopy.detections import Detections
 from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
+from zerocopy.sinks import NullSink
 from zerocopy.sinks.draw import anonymise, draw_detections
 from zerocopy.sinks.files import Staged
 
@@ -115,7 +116,7 @@ class _Output:
             self.staged.finish(keep=True)
 
 
-class VideoSink:
+class VideoSink(NullSink):
     """Re-encodes each input to its own file. Frames whose size changes are scaled to the first size.
 
     H.264 in 4:2:0 needs an even width and height: an odd-sized input loses its last column or row
