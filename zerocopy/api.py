@@ -17,61 +17,22 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from zerocopy.config import AUTO_ORDER, RunConfig
+from zerocopy.config import AUTO_ORDER, RunConfig, input_settings
 from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.paths import Front, front_for
 from zerocopy.postprocess import label_indices
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
 from zerocopy.results import FrameResult
 from zerocopy.roi.setup import make_stage, resolve_tasks
-from zerocopy.sources import camera_name, expand_inputs
+from zerocopy.run_args import Source, check_cameras, check_run_options, source_list
 
-Source = str | Path
 OnRefusal = Callable[[str, str, list[str]], None]
-
-
-def _sources(sources: Source | Iterable[Source]) -> list[str]:
-    """The inputs of a run: a path, a URL or a folder, or a list of them (each a `str` or `PathLike`)."""
-    accepts = "a path, a URL or a folder (str or os.PathLike), or a list of them"
-    if isinstance(sources, str | os.PathLike):
-        items = [sources]
-    elif isinstance(sources, bytes | bytearray) or not isinstance(sources, Iterable):
-        raise ConfigError("sources", f"sources must be {accepts}, not {sources!r}")
-    else:
-        items = list(sources)
-    bad = [s for s in items if not isinstance(s, str | os.PathLike) or not os.fspath(s)]
-    if bad or not items:
-        raise ConfigError("sources", f"sources must be {accepts}, not {bad[0] if bad else items!r}")
-    return expand_inputs([os.fspath(s) for s in items])
-
-
-def _cameras(cameras: Any, inputs: list[str]) -> list[str] | None:
-    """The camera names of a run's inputs, one per input (after folders are expanded), checked."""
-    if cameras is None:
-        return None
-    names = [cameras] if isinstance(cameras, str) else list(cameras) if isinstance(cameras, Iterable) else None
-    if names is None or not all(isinstance(n, str) and n and camera_name(n) == n for n in names):
-        raise ConfigError("cameras", f"cameras must be names of letters, digits, - and _, not {cameras!r}")
-    if len(names) != len(inputs):
-        raise ConfigError("cameras", f"cameras must name each of the {len(inputs)} inputs, not {len(names)}")
-    return names
-
-
-def _run_options(max_frames: Any, on_error: Any, parallel: Any) -> None:
-    if max_frames is not None and (isinstance(max_frames, bool) or not isinstance(max_frames, int) or max_frames < 1):
-        raise ConfigError("max_frames", f"max_frames must be an integer ≥ 1 (or None: every frame), not {max_frames!r}")
-    if on_error not in ("raise", "skip"):
-        raise ConfigError("on_error", f"on_error must be 'raise' or 'skip', not {on_error!r}")
-    if not isinstance(parallel, bool):
-        raise ConfigError("parallel", f"parallel must be True or False, not {parallel!r}")
 
 
 class Detector:
@@ -130,7 +91,8 @@ class Detector:
 
     def run(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
             on_error: str = "raise", parallel: bool = False, cameras: Sequence[str] | None = None,
-            on_event: Callable[[Any], None] | None = None) -> Iterator[FrameResult]:
+            on_event: Callable[[Any], None] | None = None,
+            per_input: Sequence[dict] | None = None) -> Iterator[FrameResult]:
         """Results of every frame of every source (a path, URL, folder, or a list of them), in order.
 
         A new generator per call, its arguments checked here (`ConfigError`); `max_frames` is per
@@ -142,11 +104,13 @@ class Detector:
         then the first failed input's `InputError` is raised. A `stop()` (or `close()`) after this call
         ends the run, even before its first result is taken. With `track=True`: `cameras` names each
         source in events (default: its file stem or URL's last part), and `on_event(event)` hears each
-        object event as its frame's result comes out.
+        object event as its frame's result comes out. `per_input` gives each source settings of its own
+        (`config.INPUT_SETTINGS`: `detect_fps`, and `classes`, which narrow the run's), one dict per source.
         """
-        _run_options(max_frames, on_error, parallel)
+        check_run_options(max_frames, on_error, parallel)
         return self._results(self.events(sources, max_frames=max_frames, keep_images=self.keep_images,
-                                         parallel=parallel, cameras=cameras), on_error, parallel, on_event)
+                                         parallel=parallel, cameras=cameras, per_input=per_input),
+                             on_error, parallel, on_event)
 
     def _results(self, events, on_error: str, parallel: bool, on_event=None) -> Iterator[FrameResult]:
         from zerocopy.errors import InputError
@@ -177,16 +141,18 @@ class Detector:
             raise InputError(failed)
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
-               keep_images: bool = False, parallel: bool = False, cameras: Sequence[str] | None = None):
+               keep_images: bool = False, parallel: bool = False, cameras: Sequence[str] | None = None,
+               per_input: Sequence[dict] | None = None):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume.
         Its arguments are checked here; a `stop()` made before it ends it (a Ctrl-C while the model
         loads included), and a run that ended clears the stop for the next one."""
         if self._closed:
             raise ValueError("the detector is closed")
-        inputs = _sources(sources)
-        _run_options(max_frames, "raise", parallel)
-        cameras = _cameras(cameras, inputs)
-        run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel, cameras))
+        inputs = source_list(sources)
+        check_run_options(max_frames, "raise", parallel)
+        cameras = check_cameras(cameras, inputs)
+        own = self._per_input(per_input, inputs)
+        run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel, cameras, own))
         self._runs.add(run)
         return run
 
@@ -217,8 +183,22 @@ class Detector:
         rest = [d for d in front.devices if d != first.split(".")[0]]
         return [first] + [d for d in rest if _offered(self._core, d)]
 
+    def _per_input(self, per_input: Sequence[dict] | None, inputs: list[str]) -> list[dict]:
+        """Each input's own settings, checked, its classes as label indices (`keep`)."""
+        if per_input is None:
+            return []
+        if isinstance(per_input, dict) or len(per_input) != len(inputs):
+            raise ConfigError("per_input", f"per_input must be one dict per input ({len(inputs)})")
+        out = []
+        for i, given in enumerate(per_input):
+            own = input_settings(given, f"per_input[{i}]")
+            if own.get("classes") is not None:
+                own["keep"] = label_indices(own["classes"], self.spec.labels)
+            out.append(own)
+        return out
+
     def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False,
-                cameras: list[str] | None = None):
+                cameras: list[str] | None = None, per_input: list[dict] | None = None):
         from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
         from zerocopy.probe import gather
@@ -248,7 +228,7 @@ class Detector:
                 pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
                                     stop_event=self._stop, rois=rois)
                 self._pipeline = pipeline
-                events = pipeline.events(inputs, max_frames, cameras)
+                events = pipeline.events(inputs, max_frames, cameras, per_input)
                 held = []
                 try:
                     for event in events:

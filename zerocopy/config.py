@@ -255,3 +255,16 @@ class RunConfig:
         if self.nireq is None and optimal_nireq is not None:
             changes["nireq"] = min(optimal_nireq, nireq_cap) if nireq_cap else optimal_nireq
         return dataclasses.replace(self, **changes) if changes else self
+
+
+INPUT_SETTINGS = ("detect_fps", "classes")  # the settings one input of a run may have of its own (serve's cameras)
+
+
+def input_settings(given: Mapping[str, Any] | None, where: str = "per_input") -> dict[str, Any]:
+    """One input's own settings (`INPUT_SETTINGS`), checked as the run's are; what it leaves out is the run's."""
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(INPUT_SETTINGS))
+    if unknown:
+        raise ConfigError(where, f"{where}: an input may set only {', '.join(INPUT_SETTINGS)}, not {unknown[0]!r}")
+    kinds = {f.name: f.metadata["kind"] for f in RunConfig.settings() if f.name in INPUT_SETTINGS}
+    return {name: kinds[name].check(name, value) for name, value in given.items()}

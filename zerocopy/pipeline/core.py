@@ -17,6 +17,8 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from zerocopy.bridge.layout import LayoutError
 from zerocopy.config import RunConfig
 from zerocopy.decode.vaapi import VASession
@@ -79,6 +81,8 @@ class Pipeline:
         self.latency = Distribution()  # arrival → result, ms
         self.tracks: InputTracks | None = None  # with --track: each input's tracker and events (made per run)
         self.skipped = 0  # frames --detect-fps left out
+        # each input's own settings (`config.INPUT_SETTINGS`: detect_fps; classes as `keep`, label indices)
+        self.per_input: list[dict] = []
 
     @property
     def device(self) -> str:
@@ -106,13 +110,15 @@ class Pipeline:
         why = openvino_reason(e) if isinstance(e, RuntimeError) else str(e)
         return PathUnavailable({self.front.name: Reason(code, f"{stage}: {why}" if stage else why)})
 
-    def open(self, source: str) -> FrameStream:
+    def open(self, source: str, input: int = 0) -> FrameStream:
         # prepared and not yet bound at once: a batch being filled, the first frame primed, the one being
         # prepared; with inputs at once, also what each feeder prepares ahead (and holds while it waits)
         unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self.inputs > 1 else 0)
         if self.stop_event.is_set():
             self.abandon.set()
-        stream = self.front.open(source, OpenRequest(self.model, self.config, self.va, self.keep_images, unbound,
+        own = self.per_input[input] if input < len(self.per_input) else {}
+        config = self.config.replace(detect_fps=own["detect_fps"]) if "detect_fps" in own else self.config
+        stream = self.front.open(source, OpenRequest(self.model, config, self.va, self.keep_images, unbound,
                                                      self.abandon, keep_source=self.rois is not None))
         self._streams.add(stream)
         if self.stop_event.is_set():  # stopped while it was opening
@@ -201,6 +207,9 @@ class Pipeline:
         else:
             assert self.model.postprocessor is not None
             dets = self.model.postprocessor(r.outputs, r.frame.geometry)
+        own = self.per_input[input] if input < len(self.per_input) else {}
+        if own.get("keep") is not None and len(dets):  # this input's own classes
+            dets = dets[np.isin(dets.labels, own["keep"])]
         post_ms = (time.perf_counter() - t0) * 1e3
         if self.rois is not None:  # timed on its own (`RoiTimes`)
             try:
@@ -231,8 +240,8 @@ class Pipeline:
         outcome.ended = now
         return FrameDone(outcome.source, r.frame, dets, input, tuple(events))
 
-    def events(self, sources: Sequence[str], max_frames: int | None = None,
-               cameras: Sequence[str] | None = None) -> Iterator[Event]:
+    def events(self, sources: Sequence[str], max_frames: int | None = None, cameras: Sequence[str] | None = None,
+               per_input: Sequence[dict] | None = None) -> Iterator[Event]:
         """`InputBegin`, `FrameDone`… and `InputEnd` per source. A path that cannot handle the inputs
         raises `PathUnavailable` before the first event; an input it cannot handle after that ends with
         its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over.
@@ -248,6 +257,7 @@ class Pipeline:
         self.clock = RunClock()
         self.outcomes = []
         self.skipped = 0
+        self.per_input = list(per_input or [])
         self.abandon.clear()
         if self.config.track:
             from zerocopy.pipeline.tracking import InputTracks

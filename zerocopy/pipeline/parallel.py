@@ -209,7 +209,7 @@ class _Feeder:
         kind, value = _END, None
         try:
             try:
-                self.stream = self.p.open(self.source)
+                self.stream = self.p.open(self.source, self.index)
             except InputError as e:
                 kind, value = _ERROR, e
                 return

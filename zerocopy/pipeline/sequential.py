@@ -44,7 +44,7 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
 
 def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: int | None,
                   index: int) -> Iterator[Event]:
-    stream = p.open(source)
+    stream = p.open(source, index)
     scheduler: InferenceScheduler | None = None
     try:
         scheduler = p.activate(stream)
