@@ -171,6 +171,9 @@ class RunConfig:
                               "doubling to 8 s); frames go on numbered in order, and the report counts each gap")
     reconnect_timeout: float = setting(60.0, SECONDS, "with --reconnect: give up on a source after this long "
                                        "without a frame", "SECONDS")
+    retry_open: bool = setting(False, SWITCH, "with --reconnect: a network source that cannot be opened at start (a "
+                               "camera still booting) is tried again with the same back-off, until "
+                               "--reconnect-timeout; without it that is an error at once (most often a wrong URL)")
     detect_fps: float | None = setting(
         None, RATE, "infer on this many frames per second of each input (Frigate detects at 5); the frames between "
         "are decoded but not scaled or inferred, and with --track their objects keep their ids (default: every "
@@ -228,7 +231,7 @@ class RunConfig:
         """How live sources are waited for and reconnected (`decode.live.LivePolicy`)."""
         from zerocopy.decode.live import LivePolicy
 
-        return LivePolicy(reconnect=self.reconnect, give_up_after=self.reconnect_timeout)
+        return LivePolicy(reconnect=self.reconnect, give_up_after=self.reconnect_timeout, retry_open=self.retry_open)
 
     def resolve(self, *, spec: Any = None, device: str | None = None, inputs: int = 1,
                 optimal_nireq: int | None = None, nireq_cap: int | None = None) -> RunConfig:

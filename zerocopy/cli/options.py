@@ -22,7 +22,7 @@ BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "ba
                   "classify", "max_rois", "min_presence", "detect_fps")
 # The settings process takes besides its model (threshold and max_rois: for the detector of a box model).
 PROCESS_SETTINGS = ("resize", "path", "device", "va_device", "nireq", "batch", "threshold", "max_rois",
-                    "decode_threads", "ov_config", "realtime", "reconnect", "reconnect_timeout")
+                    "decode_threads", "ov_config", "realtime", "reconnect", "reconnect_timeout", "retry_open")
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

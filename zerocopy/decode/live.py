@@ -56,6 +56,7 @@ class LivePolicy:
     backoff_max: float = 8.0
     give_up_after: float = 60.0
     reconnect: bool = False  # re-open a network source that drops, with back-off
+    retry_open: bool = False  # with reconnect: a network source that cannot be opened at start is retried too
 
     def delays(self):
         """The waits before each reconnection attempt: 0.5, 1, 2, 4, 8, 8, … (by default)."""

@@ -14,10 +14,19 @@ import av
 from zerocopy.decode.base import Decoded
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.ffmpeg_log import FFmpegLogCapture, describe_av_error
-from zerocopy.decode.live import LivePolicy, LiveReport, Pacer, network_options, open_abandonable, reopen
+from zerocopy.decode.live import (
+    LivePolicy,
+    LiveReport,
+    OpenAbandoned,
+    Pacer,
+    network_options,
+    open_abandonable,
+    reopen,
+)
 from zerocopy.decode.opening import open_input
 from zerocopy.decode.readahead import ReadAhead
-from zerocopy.sources import source_kind
+from zerocopy.errors import InputError
+from zerocopy.sources import redact_text, source_kind
 from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
@@ -78,7 +87,7 @@ class PyAVDecoder:
         self._handover = threading.Lock()  # who releases the input: close(), or a reading thread left behind
         self._reader_done = False
         self._left_behind = False
-        self.container: av.container.InputContainer | None = self._open()
+        self.container: av.container.InputContainer | None = self._first_open()
         self.stream = self._setup(self.container)
         rate = self.stream.average_rate or self.stream.guessed_rate  # the first opening's, kept across reconnects
         self._rate = float(rate) if rate else 25.0
@@ -279,6 +288,29 @@ class PyAVDecoder:
         # A frame arrives when a live source sends it or a paced file makes it due; a file read as fast
         # as it decodes has no arrival time (its frames are pulled, and their latency means nothing).
         return Decoded(frame, ms, pts, now if self.live or self.realtime else None)
+
+    def _first_open(self) -> av.container.InputContainer:
+        """Open the input; with `policy.reconnect` and `retry_open`, a network source that cannot be opened
+        yet (a camera still booting, a server restarting) is tried again with the back-off until
+        `give_up_after` (without `retry_open` that is an `InputError` at once: most often a wrong URL)."""
+        try:
+            return self._open()
+        except InputError as e:
+            if not (self.reconnect and self.policy.retry_open and self.kind == "network"):
+                raise
+            first = e
+        live = self.damage.live_report
+        assert live is not None
+        stop = self._run_stop or self._stopping
+        why = str(first).split(": cannot open: ", 1)[-1]
+        container = reopen(self.policy, live, stop, time.perf_counter(), f"not reachable at start: {why}",
+                           lambda timeout: self._open(open_timeout=timeout))
+        if container is None:
+            if stop.is_set():
+                raise OpenAbandoned("stopped while opening")
+            raise InputError(redact_text(f"{self.path}: cannot open: {live.gave_up}"))
+        live.reconnects -= 1  # not a reconnection: the first opening, late
+        return container
 
     def _reconnect(self, why: str) -> bool:
         """Open the source again after a drop, with the policy's back-off; False when stopped or given up."""
