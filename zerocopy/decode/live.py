@@ -273,3 +273,20 @@ def reopen(policy: LivePolicy, live: LiveReport, stopping: threading.Event, sinc
     live.gave_up = redact_text(f"no frame for {waited:.1f} s after the source dropped ({why}); {attempts}, "
                                f"the last: {last}")
     return None
+
+
+def open_late(policy: LivePolicy, live: LiveReport, stopping: threading.Event, first: Exception,
+              attempt: Callable[[float], Any]) -> Any:
+    """A network source that could not be opened (`first`: its `InputError`), tried again with the
+    reconnect back-off until `give_up_after` (a camera still booting, a server restarting): the
+    container, or `OpenAbandoned` when stopped, or an `InputError` saying it gave up."""
+    from zerocopy.errors import InputError
+
+    source, _, why = str(first).partition(": cannot open: ")
+    container = reopen(policy, live, stopping, time.perf_counter(), f"not reachable at start: {why}", attempt)
+    if container is None:
+        if stopping.is_set():
+            raise OpenAbandoned("stopped while opening")
+        raise InputError(redact_text(f"{source}: cannot open: {live.gave_up}"))
+    live.reconnects -= 1  # not a reconnection: the first opening, late
+    return container

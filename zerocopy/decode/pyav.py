@@ -17,16 +17,16 @@ from zerocopy.decode.ffmpeg_log import FFmpegLogCapture, describe_av_error
 from zerocopy.decode.live import (
     LivePolicy,
     LiveReport,
-    OpenAbandoned,
     Pacer,
     network_options,
     open_abandonable,
+    open_late,
     reopen,
 )
 from zerocopy.decode.opening import open_input
 from zerocopy.decode.readahead import ReadAhead
 from zerocopy.errors import InputError
-from zerocopy.sources import redact_text, source_kind
+from zerocopy.sources import source_kind
 from zerocopy.stats import DECODER_THREAD_NAME
 
 READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
@@ -290,27 +290,15 @@ class PyAVDecoder:
         return Decoded(frame, ms, pts, now if self.live or self.realtime else None)
 
     def _first_open(self) -> av.container.InputContainer:
-        """Open the input; with `policy.reconnect` and `retry_open`, a network source that cannot be opened
-        yet (a camera still booting, a server restarting) is tried again with the back-off until
-        `give_up_after` (without `retry_open` that is an `InputError` at once: most often a wrong URL)."""
+        """Open the input; a network source not up yet is waited for with `policy.retry_open` (`live.open_late`)."""
         try:
             return self._open()
         except InputError as e:
             if not (self.reconnect and self.policy.retry_open and self.kind == "network"):
                 raise
-            first = e
-        live = self.damage.live_report
-        assert live is not None
-        stop = self._run_stop or self._stopping
-        why = str(first).split(": cannot open: ", 1)[-1]
-        container = reopen(self.policy, live, stop, time.perf_counter(), f"not reachable at start: {why}",
-                           lambda timeout: self._open(open_timeout=timeout))
-        if container is None:
-            if stop.is_set():
-                raise OpenAbandoned("stopped while opening")
-            raise InputError(redact_text(f"{self.path}: cannot open: {live.gave_up}"))
-        live.reconnects -= 1  # not a reconnection: the first opening, late
-        return container
+            assert self.damage.live_report is not None
+            return open_late(self.policy, self.damage.live_report, self._run_stop or self._stopping, e,
+                             lambda timeout: self._open(open_timeout=timeout))
 
     def _reconnect(self, why: str) -> bool:
         """Open the source again after a drop, with the policy's back-off; False when stopped or given up."""
