@@ -272,6 +272,12 @@ class Detector:
         if pipeline is not None:
             pipeline.stop()  # also ends a live source's wait for data or for a reconnection
 
+    def damage_now(self, input: int):
+        """While a run goes: input `input`'s `DamageReport` as it stands (drops, reconnections), None when
+        it is not open (`serve`'s status)."""
+        pipeline = self._pipeline
+        return pipeline.damage_now(input) if pipeline is not None else None
+
     def result(self):
         """The last run's `RunResult` (frames, stage times, clock, per-input outcomes)."""
         if self._pipeline is None:

@@ -194,6 +194,9 @@ def density_table(result: dict) -> str:
         capped = all(result["density"][p].get("capped") for p in ("software", "baseline"))
         lines.append(f"software keeps {result['software_vs_baseline_streams']} × the baseline's streams"
                      + (" (both reached the cap: raise --max-streams)" if capped else ""))
+    for name, ratio in result.get("detect_fps_vs_every_frame", {}).items():
+        lines.append(f"{name}: inferring {s['detect_fps']:g} frames a second keeps {ratio} × the streams of inferring "
+                     f"every frame ({result['every_frame_streams'][name]}, measured in the same run)")
     for name, why in result.get("unavailable", {}).items():
         lines.append(f"{name}: unavailable: {why}")
     return "\n".join(lines)

@@ -117,6 +117,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from zerocopy.cli.process import cmd_process
 
             return cmd_process(args, say)
+        if args.command == "serve":
+            from zerocopy.cli.serve import cmd_serve
+
+            return cmd_serve(args, say)
         if args.command == "models":
             return cmd_models(args)
         if args.command == "doctor":

@@ -208,6 +208,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--markdown", metavar="FILE", help="write a Markdown table")
     b.add_argument("--plot", metavar="FILE.png", help="write a PNG: preprocessing time, CPU per frame, FPS")
 
+    sv = sub.add_parser("serve", help="run the cameras of a config file as a service: events to MQTT, status over HTTP",
+                        description="Run every camera of CONFIG.toml at once (cameras that share a model share one "
+                        "compiled model), reconnecting each on its own, tracking objects and publishing their "
+                        "events to an MQTT broker, with /health, /metrics (Prometheus), /api/cameras and "
+                        "/api/cameras/NAME/latest.jpg over HTTP. SIGTERM or Ctrl-C stop it within 2 s. "
+                        "docs/serve.md describes the config.", formatter_class=HelpFormatter)
+    sv.add_argument("config", metavar="CONFIG.toml", help="the cameras, the broker and the HTTP address")
+    sv.add_argument("--check", action="store_true", help="check the config (one line per problem, exit 2) and exit")
+
     doc = sub.add_parser("doctor", help="what this machine offers each path, and a verdict per path",
                          description="Check PyAV/FFmpeg, render nodes and VA display, OpenVINO devices, OpenCL "
                          "and the native bridge, and say for each path whether it can run and why not. "

@@ -68,6 +68,7 @@ class Pipeline:
         self.stop_event = stop_event or threading.Event()
         self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
         self._streams: set[FrameStream] = set()  # open now: stop() interrupts their reading
+        self.open_inputs: dict[int, FrameStream] = {}  # the same, by the input's place in the run's list
         self.stages = StageTimes()
         self.detections = 0
         self.scheduler: InferenceScheduler | None = None
@@ -121,12 +122,21 @@ class Pipeline:
         stream = self.front.open(source, OpenRequest(self.model, config, self.va, self.keep_images, unbound,
                                                      self.abandon, keep_source=self.rois is not None))
         self._streams.add(stream)
+        self.open_inputs[input] = stream
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
         return stream
 
     def forget(self, stream: FrameStream) -> None:
         self._streams.discard(stream)
+        for input, open_stream in list(self.open_inputs.items()):
+            if open_stream is stream:
+                del self.open_inputs[input]
+
+    def damage_now(self, input: int):
+        """An open input's `DamageReport` as it stands (its drops and reconnections so far), else None."""
+        stream = self.open_inputs.get(input)
+        return stream.damage_report() if stream is not None else None
 
     def activate(self, stream: FrameStream) -> InferenceScheduler:
         """Compile (again, if the remote context changed) and make the scheduler (again, after a
