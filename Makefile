@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml native/vabridge.c native/vabridge.h native/build.py
 	@if command -v dpkg-query >/dev/null; then bash scripts/install-system-deps.sh; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install -qq -e '.[test,baseline,bench]'
+	$(BIN)/python -m pip install -qq -e '.[test,baseline,bench,serve]'
 	$(BIN)/python -m zerocopy.bridge build
 	@touch $(STAMP)
 

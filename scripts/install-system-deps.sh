@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # System packages the project needs beyond PyPI: FFmpeg and libva development headers, used to build
 # the native VA bridge (and, where PyAV's own FFmpeg has no headers, to test it against the system
-# FFmpeg). Installs them with apt-get when running as root; otherwise says what to install.
+# FFmpeg); and Mosquitto, the real MQTT broker that the tests of --publish and serve start on a
+# loopback port. Installs them with apt-get when running as root; otherwise says what to install.
 set -euo pipefail
-pkgs=(pkg-config libavutil-dev libavfilter-dev libavcodec-dev libva-dev)
+pkgs=(pkg-config libavutil-dev libavfilter-dev libavcodec-dev libva-dev mosquitto mosquitto-clients)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -196,7 +196,8 @@ class Pipeline:
     def begin(self, input: int, source: str, stream: FrameStream) -> InputBegin:
         """An input's first event (its tracker starts here, with `--track`)."""
         if self.tracks is not None:
-            self.tracks.begin(input, source, stream.rate)
+            own = self.per_input[input] if input < len(self.per_input) else {}
+            self.tracks.begin(input, source, stream.rate, own.get("detect_fps"))
         return InputBegin(source, stream.rate, stream.expected_frames, input)
 
     def end_tracks(self, input: int) -> tuple:

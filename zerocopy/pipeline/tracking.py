@@ -36,48 +36,61 @@ class InputTracks:
         self.config, self.names, self.cameras = config, names, list(cameras)
         self.node = config.node or default_node()
         self._open: dict[int, tuple[Tracker, ObjectEvents, float]] = {}
-        self._last: dict[int, tuple[float, float]] = {}  # per input: its last frame's media and Unix times
-        self._ended: list[ObjectEvents] = []
+        self._last: dict[int, float] = {}  # per input: its last frame's Unix time
+        self._totals: dict[str, list[float]] = {}  # ended inputs' objects per label: [count, summed dwell]
 
-    def begin(self, input: int, source: str, rate: float) -> None:
+    def begin(self, input: int, source: str, rate: float, detect_fps: float | None = None) -> None:
+        """Input `input` began (`rate`: its frame rate; `detect_fps`: its own rate of inference, if any)."""
         c = self.config
         camera = self.cameras[input] if input < len(self.cameras) else f"input-{input}"
-        tracker = Tracker(min_hits=c.min_hits, max_lost=c.max_lost)
+        fps = detect_fps or c.detect_fps
+        inferred = min(fps, rate) if fps and rate else (fps or rate)
         events = ObjectEvents(self.names, source=source, camera=camera, node=self.node, min_hits=c.min_hits,
                               max_lost=c.max_lost, update_interval=c.update_interval)
-        self._open[input] = (tracker, events, rate)
+        self._open[input] = (Tracker(inferred, c.max_lost), events, rate)
 
     def frame(self, input: int, frame: PreparedFrame, detections: Detections | None) -> \
             tuple[Detections, list[ObjectEvent]]:
-        """This frame's boxes with their ids, and the events they make. `detections` None: the frame was
-        not inferred; its boxes are where the tracks predict them, and it makes no event."""
+        """This frame's boxes with their ids (-1: an object not confirmed yet, see `min_hits`), and the
+        events they make. `detections` None: the frame was not inferred; its boxes are where the tracks
+        predict them, and it makes no event."""
         tracker, events, rate = self._open[input]
         t = media_time(frame, rate)
-        self._last[input] = (t, wall_time(frame))
+        self._last[input] = wall = wall_time(frame)
         if detections is None:
             predicted, ids = tracker.predict(t)
             return predicted.with_ids(ids), []
-        ids = tracker.update(detections, t)
-        tracked = detections.with_ids(ids)
-        return tracked, events.update(tracked, ids, t, self._last[input][1])
+        tracked = detections.with_ids(tracker.update(detections, t))
+        return tracked, events.update(tracked, t, wall)
 
     def end(self, input: int) -> list[ObjectEvent]:
         """The input ended (or the run stopped): an `end` for every object still open, at its last frame."""
         found = self._open.pop(input, None)
         if found is None:
             return []
-        self._ended.append(found[1])
-        t, wall = self._last.pop(input, (0.0, time.time()))
-        return found[1].finish(t, wall)
+        events = found[1]
+        out = events.finish(self._last.pop(input, time.time()))
+        for label, (count, dwell) in events.totals.items():
+            total = self._totals.setdefault(label, [0, 0.0])
+            total[0] += count
+            total[1] += dwell
+        return out
 
     def summary(self) -> dict:
-        """Objects per label and their mean dwell (seconds from first to last seen), over every input."""
-        per_label: dict[str, list[float]] = {}
-        for events in self._ended + [e for _, e, _ in self._open.values()]:
-            for label, dwell in events.dwells():
-                per_label.setdefault(label, []).append(dwell)
+        """Objects per label (those that had a `new`) and their mean dwell (seconds from first to last
+        seen), over every input, the open ones included."""
+        totals = {label: list(t) for label, t in self._totals.items()}
+        for _, events, _ in self._open.values():
+            for label, (count, dwell) in events.totals.items():
+                t = totals.setdefault(label, [0, 0.0])
+                t[0] += count
+                t[1] += dwell
+            for label, dwell in events.open_objects():
+                t = totals.setdefault(label, [0, 0.0])
+                t[0] += 1
+                t[1] += dwell
         return {
-            "objects": sum(len(d) for d in per_label.values()),
-            "per_label": {label: {"objects": len(d), "mean_dwell_s": round(sum(d) / len(d), 2)}
-                          for label, d in sorted(per_label.items())},
+            "objects": int(sum(t[0] for t in totals.values())),
+            "per_label": {label: {"objects": int(n), "mean_dwell_s": round(d / n, 2) if n else 0.0}
+                          for label, (n, d) in sorted(totals.items())},
         }

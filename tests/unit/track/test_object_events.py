@@ -1,0 +1,101 @@
+"""`ObjectEvents`: `new` after `min_hits`, `update` when changed (at most every `update_interval`), `end` after
+`max_lost` unseen or at the end of the input; and the event's record and MQTT payload."""
+
+import json
+
+import numpy as np
+import pytest
+
+from zerocopy.detections import Detections
+from zerocopy.track import ObjectEvents
+
+
+def tracked(*rows, score=0.9, label=0) -> Detections:
+    """Boxes with their ids: rows of (id, x1, y1, x2, y2)."""
+    a = np.array(rows, np.float32).reshape(-1, 5)
+    n = len(a)
+    return Detections(a[:, 1:], np.full(n, score, np.float32), np.full(n, label, np.int32)).with_ids(a[:, 0])
+
+
+def make(**kw) -> ObjectEvents:
+    args = dict(min_hits=3, max_lost=2.0, update_interval=5.0)
+    args.update(kw)
+    return ObjectEvents(("face", "Person"), source="rtsp://cam/1", camera="front", node="box1", **args)
+
+
+def feed(events: ObjectEvents, frames, rate=10.0, t0=0.0):
+    out = []
+    for i, dets in enumerate(frames):
+        t = t0 + i / rate
+        out += events.update(dets, t, 1_700_000_000.0 + t)
+    return out
+
+
+def test_new_after_min_hits_then_end_after_max_lost():
+    ev = make()
+    out = feed(ev, [tracked((1, 10, 10, 50, 50))] * 5 + [Detections.empty()] * 25)
+    assert [e.type for e in out] == ["new", "end"]
+    new, end = out
+    assert new.id == end.id and new.frames == 3 and end.frames == 5
+    assert new.last_pts == pytest.approx(0.2) and end.last_pts == pytest.approx(0.4)
+    assert end.end_time == pytest.approx(1_700_000_000.4) and new.end_time is None
+    assert end.frame_time > end.end_time + 2.0  # noticed once it had been gone max_lost
+
+
+def test_a_box_seen_fewer_than_min_hits_makes_no_event():
+    out = feed(make(), [tracked((1, 10, 10, 50, 50))] * 2 + [Detections.empty()] * 30)
+    assert out == []
+
+
+def test_untracked_boxes_make_no_event():
+    out = feed(make(min_hits=1), [tracked((-1, 10, 10, 50, 50))] * 10)
+    assert out == []
+
+
+def test_update_only_when_changed_and_not_more_often_than_the_interval():
+    ev = make(update_interval=1.0)
+    still = [tracked((1, 10, 10, 50, 50))] * 30  # 3 s without moving: no update
+    moving = [tracked((1, 10 + 20 * i, 10, 50 + 20 * i, 50)) for i in range(30)]  # 3 s moving fast
+    out = feed(ev, still + moving)
+    kinds = [e.type for e in out]
+    assert kinds[0] == "new" and "end" not in kinds
+    updates = [e for e in out if e.type == "update"]
+    assert 2 <= len(updates) <= 3  # one a second at most while it moves
+    assert all(b.last_pts - a.last_pts >= 1.0 - 1e-6 for a, b in zip(updates, updates[1:], strict=False))
+    assert all(e.last_pts >= 3.0 for e in updates)
+
+
+def test_finish_ends_every_confirmed_object_and_counts_their_dwell():
+    ev = make()
+    feed(ev, [tracked((1, 10, 10, 50, 50), (2, 100, 10, 150, 50))] * 11 + [tracked((3, 0, 0, 5, 5))])
+    out = ev.finish(1_700_000_100.0)
+    assert sorted(e.tracker_id for e in out) == [1, 2] and all(e.type == "end" for e in out)
+    assert ev.totals == {"face": [2, pytest.approx(2.0)]}
+    assert ev.finish(1_700_000_100.0) == []
+
+
+def test_event_ids_are_unique_per_object():
+    ev = make(min_hits=1)
+    out = feed(ev, [tracked(*[(i, 10 * i, 0, 10 * i + 8, 8) for i in range(1, 50)])])
+    assert len({e.id for e in out}) == 49
+
+
+def test_record_and_mqtt_payload():
+    ev = make(min_hits=1)
+    new = feed(ev, [tracked((7, 10.04, 20, 50, 80), label=1)])[0]
+    rec = new.to_record()
+    json.dumps(rec)
+    assert {k: rec[k] for k in ("type", "tracker_id", "node", "camera", "source", "label", "box", "frames")} == {
+        "type": "new", "tracker_id": 7, "node": "box1", "camera": "front", "source": "rtsp://cam/1",
+        "label": "Person", "box": [10.0, 20.0, 50.0, 80.0], "frames": 1}
+    msg = new.to_mqtt()
+    json.dumps(msg)
+    for key in ("type", "id", "label", "score", "box", "start_time"):
+        assert key in msg
+    assert msg["label"] == "person" and msg["after"]["label"] == "person"  # lowercased, as Frigate's labels
+    assert msg["before"] == msg["after"] and msg["after"]["box"] == [10, 20, 50, 80]
+    assert msg["after"]["area"] == 40 * 60 and msg["after"]["active"] is True
+    end = ev.finish(1_700_000_001.0)[0]
+    m = end.to_mqtt(new)
+    assert m["type"] == "end" and m["after"]["active"] is False and m["after"]["end_time"] is not None
+    assert m["before"]["end_time"] is None

@@ -1,0 +1,174 @@
+"""Object events: `new` once an object has been found in `min_hits` inferred frames, `update` when its
+box or score changed materially (at most every `update_interval` seconds), `end` once it has gone
+unseen for `max_lost` seconds, or when its input ends or the run stops.
+
+Times: `start_time`, `end_time` and `frame_time` are Unix times (when the frame came out of its decoder),
+`first_pts`/`last_pts` the object's first and last sighting in the input's own media time. Intervals
+(`max_lost`, `update_interval`) count in media time, so a file gives the same events however fast it
+is read. Memory is bounded by the objects alive: ended objects leave only their label's count and dwell.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from zerocopy.detections import Detections, box_iou
+
+MOVED_IOU = 0.8  # a box whose IoU with the last published one is below this has moved: worth an update
+SCORE_CHANGE = 0.1  # likewise a score that changed by this much
+
+_ID_CHARS = string.ascii_lowercase + string.digits
+
+
+@dataclass(frozen=True)
+class ObjectEvent:
+    """What one tracked object did: `type` is `new`, `update` or `end`. `id` is unique across runs and
+    machines (Frigate's form: start time and six random characters); `tracker_id` is the object's id in
+    its input's `Detections.tracker_id`. `box` is (x1, y1, x2, y2) in source-frame pixels; `frames`
+    counts the inferred frames it was found in."""
+
+    type: str
+    id: str
+    tracker_id: int
+    node: str
+    camera: str
+    source: str
+    label: str
+    score: float
+    top_score: float
+    box: tuple[float, float, float, float]
+    start_time: float
+    end_time: float | None
+    frame_time: float
+    first_pts: float
+    last_pts: float
+    frames: int
+
+    def to_record(self) -> dict:
+        """The event as one JSON Lines record (`--events`)."""
+        return {
+            "type": self.type, "id": self.id, "tracker_id": self.tracker_id, "node": self.node,
+            "camera": self.camera, "source": self.source, "label": self.label, "score": round(self.score, 4),
+            "top_score": round(self.top_score, 4), "box": [round(v, 1) for v in self.box],
+            "start_time": round(self.start_time, 3),
+            "end_time": None if self.end_time is None else round(self.end_time, 3),
+            "frame_time": round(self.frame_time, 3), "first_pts": round(self.first_pts, 3),
+            "last_pts": round(self.last_pts, 3), "frames": self.frames,
+        }
+
+    def _frigate(self) -> dict:
+        """The object as Frigate's `before`/`after` describe one (its fields that zerocopy has)."""
+        x1, y1, x2, y2 = (int(round(v)) for v in self.box)
+        w, h = max(x2 - x1, 0), max(y2 - y1, 0)
+        return {
+            "id": self.id, "camera": self.camera, "frame_time": round(self.frame_time, 3),
+            "label": self.label.lower(), "sub_label": None, "top_score": round(self.top_score, 4),
+            "false_positive": False, "start_time": round(self.start_time, 3),
+            "end_time": None if self.end_time is None else round(self.end_time, 3),
+            "score": round(self.score, 4), "box": [x1, y1, x2, y2], "area": w * h,
+            "ratio": round(w / h, 3) if h else 0.0, "active": self.type != "end", "stationary": False,
+            "current_zones": [], "entered_zones": [], "has_snapshot": False, "has_clip": False,
+        }
+
+    def to_mqtt(self, before: ObjectEvent | None = None) -> dict:
+        """The MQTT payload: the fields of `to_record()` at the top (labels lowercased, as Frigate's are),
+        and Frigate's envelope: `before` (the object at its previous event; at `new`, as now) and `after`."""
+        after = self._frigate()
+        return {**self.to_record(), "label": self.label.lower(), "box": after["box"],
+                "before": (before or self)._frigate(), "after": after}
+
+
+@dataclass
+class _Object:
+    tracker_id: int
+    label: str
+    first_pts: float
+    first_wall: float
+    box: np.ndarray
+    score: float
+    last_pts: float = 0.0
+    last_wall: float = 0.0
+    hits: int = 0
+    top_score: float = 0.0
+    event_id: str | None = None  # set once `new` went out
+    sent_pts: float = 0.0  # when the last event went out, and what it said
+    sent_box: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    sent_score: float = 0.0
+
+    def see(self, box: np.ndarray, score: float, pts: float, wall: float) -> None:
+        self.box, self.score, self.last_pts, self.last_wall = box, score, pts, wall
+        self.hits += 1
+        self.top_score = max(self.top_score, score)
+
+    def changed(self) -> bool:
+        iou = float(box_iou(self.box[None], self.sent_box[None])[0, 0])
+        return iou < MOVED_IOU or abs(self.score - self.sent_score) >= SCORE_CHANGE
+
+
+class ObjectEvents:
+    """The events of one input's tracked objects (fed each inferred frame's boxes and their ids)."""
+
+    def __init__(self, names: Sequence[str] | None, source: str, camera: str, node: str, min_hits: int = 3,
+                 max_lost: float = 2.0, update_interval: float = 5.0):
+        self.names, self.source, self.camera, self.node = names, source, camera, node
+        self.min_hits, self.max_lost, self.update_interval = min_hits, max_lost, update_interval
+        self._objects: dict[int, _Object] = {}
+        self.totals: dict[str, list[float]] = {}  # label → [objects that had a `new`, their summed dwell]
+
+    def _label(self, label: int) -> str:
+        return self.names[label] if self.names is not None and 0 <= label < len(self.names) else str(label)
+
+    def _event(self, kind: str, obj: _Object, wall: float) -> ObjectEvent:
+        assert obj.event_id is not None
+        x1, y1, x2, y2 = (float(v) for v in obj.box)
+        return ObjectEvent(kind, obj.event_id, obj.tracker_id, self.node, self.camera, self.source, obj.label,
+                           float(obj.score), float(obj.top_score), (x1, y1, x2, y2), obj.first_wall,
+                           obj.last_wall if kind == "end" else None, wall, obj.first_pts, obj.last_pts, obj.hits)
+
+    def _sent(self, obj: _Object, pts: float) -> None:
+        obj.sent_pts, obj.sent_box, obj.sent_score = pts, obj.box.copy(), obj.score
+
+    def update(self, tracked: Detections, pts: float, wall: float) -> list[ObjectEvent]:
+        """The events of an inferred frame at `pts` (media seconds; `wall` its Unix time) whose boxes carry
+        their ids (`tracked.tracker_id`, -1 for a box no track holds)."""
+        out: list[ObjectEvent] = []
+        ids = tracked.tracker_id if tracked.tracker_id is not None else np.full(len(tracked), -1)
+        for i in np.flatnonzero(np.asarray(ids) >= 0):
+            tid, box, score = int(ids[i]), np.asarray(tracked.xyxy[i], np.float64), float(tracked.scores[i])
+            obj = self._objects.get(tid)
+            if obj is None:
+                obj = self._objects[tid] = _Object(tid, self._label(int(tracked.labels[i])), pts, wall, box, score)
+            obj.see(box, score, pts, wall)
+            if obj.event_id is None and obj.hits >= self.min_hits:
+                obj.event_id = f"{obj.first_wall:.6f}-{''.join(secrets.choice(_ID_CHARS) for _ in range(6))}"
+                out.append(self._event("new", obj, wall))
+                self._sent(obj, pts)
+            elif obj.event_id is not None and pts - obj.sent_pts >= self.update_interval and obj.changed():
+                out.append(self._event("update", obj, wall))
+                self._sent(obj, pts)
+        for tid in [t for t, o in self._objects.items() if pts - o.last_pts > self.max_lost]:
+            out += self._end(self._objects.pop(tid), wall)
+        return out
+
+    def _end(self, obj: _Object, wall: float) -> list[ObjectEvent]:
+        if obj.event_id is None:  # never confirmed: no `new`, so no `end`
+            return []
+        total = self.totals.setdefault(obj.label, [0, 0.0])
+        total[0] += 1
+        total[1] += max(0.0, obj.last_pts - obj.first_pts)
+        return [self._event("end", obj, wall)]
+
+    def finish(self, wall: float) -> list[ObjectEvent]:
+        """The input ended or the run stopped: an `end` for every object that had its `new`."""
+        out = [e for obj in self._objects.values() for e in self._end(obj, wall)]
+        self._objects.clear()
+        return out
+
+    def open_objects(self) -> list[tuple[str, float]]:
+        """(label, dwell so far) of each object that had its `new` and has not ended."""
+        return [(o.label, o.last_pts - o.first_pts) for o in self._objects.values() if o.event_id is not None]
