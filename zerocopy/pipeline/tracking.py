@@ -59,9 +59,11 @@ class InputTracks:
         self._last[input] = wall = wall_time(frame)
         if detections is None:
             predicted, ids = tracker.predict(t)
-            return predicted.with_ids(ids), []
+            ids = events.confirmed(ids)
+            return predicted[ids >= 0].with_ids(ids[ids >= 0]), []
         tracked = detections.with_ids(tracker.update(detections, t))
-        return tracked, events.update(tracked, t, wall)
+        made = events.update(tracked, t, wall)
+        return tracked.with_ids(events.confirmed(tracked.tracker_id)), made
 
     def end(self, input: int) -> list[ObjectEvent]:
         """The input ended (or the run stopped): an `end` for every object still open, at its last frame."""

@@ -169,6 +169,11 @@ class ObjectEvents:
         self._objects.clear()
         return out
 
+    def confirmed(self, ids: np.ndarray) -> np.ndarray:
+        """`ids` with -1 in place of each object that has not had its `new` yet (fewer than `min_hits`)."""
+        ok = [tid >= 0 and (o := self._objects.get(int(tid))) is not None and o.event_id is not None for tid in ids]
+        return np.where(np.asarray(ok, bool), np.asarray(ids, np.int64), -1)
+
     def open_objects(self) -> list[tuple[str, float]]:
         """(label, dwell so far) of each object that had its `new` and has not ended."""
         return [(o.label, o.last_pts - o.first_pts) for o in self._objects.values() if o.event_id is not None]

@@ -99,3 +99,13 @@ def test_record_and_mqtt_payload():
     m = end.to_mqtt(new)
     assert m["type"] == "end" and m["after"]["active"] is False and m["after"]["end_time"] is not None
     assert m["before"]["end_time"] is None
+
+
+def test_ids_show_only_once_the_object_had_its_new():
+    ev = make()
+    frames = [tracked((4, 10, 10, 50, 50), (5, 99, 99, 120, 120))] + [tracked((4, 10, 10, 50, 50))] * 2
+    shown = []
+    for i, dets in enumerate(frames):
+        ev.update(dets, i / 10, 1_700_000_000.0 + i / 10)
+        shown.append(list(ev.confirmed(np.array([4, 5, -1]))))
+    assert shown == [[-1, -1, -1], [-1, -1, -1], [4, -1, -1]]  # min_hits 3
