@@ -207,3 +207,26 @@ def test_stream_density_finds_how_many_paced_streams_keep_up(tmp_path, face_mode
         assert set(d["trials"]) == {"1", "2"}
     assert "streams" in proc.stdout and "software keeps" in proc.stdout
     assert (tmp_path / "d.png").stat().st_size > 1000
+
+
+def test_stream_density_at_a_detection_rate_infers_that_rate_and_compares_with_every_frame(tmp_path):
+    """`bench --streams auto --detect-fps 5`: each stream is inferred 5 times a second (±5 %, issue 18), and the
+    same search inferring every frame runs beside it, its ratio printed."""
+    import json
+    import subprocess
+    import sys
+
+    from zerocopy.samples import ClipSpec, write_clip
+
+    clip = tmp_path / "rate25.mp4"
+    write_clip(clip, ClipSpec(frames=75, width=320, height=180, fps=25))
+    out = tmp_path / "d.json"
+    proc = subprocess.run([sys.executable, "-m", "zerocopy", "bench", str(clip), "--streams", "auto", "--paths",
+                           "software", "--frames", "75", "--max-streams", "2", "--model", "face", "--detect-fps", "5",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(out.read_text())
+    d = r["density"]["software"]
+    assert abs(d["inference_fps_per_stream"] - 5.0) <= 0.25, d  # measured: 5.06
+    assert r["every_frame_streams"]["software"] == 2 and r["detect_fps_vs_every_frame"]["software"] == 1.0
+    assert "inferring 5 frames a second keeps" in proc.stdout

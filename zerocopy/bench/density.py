@@ -42,6 +42,7 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
             continue
         best = tried.get(good, {})
         density[path] = {"streams": good, "capped": bad is None, "fps_per_stream": best.get("fps_per_stream"),
+                         "inference_fps_per_stream": best.get("inference_fps_per_stream"),
                          "cpu_percent": best.get("cpu_percent"), "p95_latency_ms": best.get("p95_latency_ms"),
                          "trials": {str(k): {x: v[x] for x in ("ok", "p95_latency_ms", "fps_per_stream",
                                                                 "cpu_percent") if x in v} for k, v in tried.items()}}

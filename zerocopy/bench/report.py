@@ -177,10 +177,11 @@ def plot(result: dict, target: str | Path) -> None:
 
 def density_table(result: dict) -> str:
     """`bench --streams auto`: the streams each path keeps in real time."""
-    rows = [("path", "streams", "FPS per stream", "CPU %", "p95 latency ms")]
+    rows = [("path", "streams", "FPS per stream", "inferences/s per stream", "CPU %", "p95 latency ms")]
     for name, d in result["density"].items():
         streams = f"{d['streams']}{'+' if d.get('capped') else ''}"
-        rows.append((name, streams, str(d["fps_per_stream"]), str(d["cpu_percent"]), str(d["p95_latency_ms"])))
+        rows.append((name, streams, str(d["fps_per_stream"]), str(d.get("inference_fps_per_stream", "")),
+                     str(d["cpu_percent"]), str(d["p95_latency_ms"])))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

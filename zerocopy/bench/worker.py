@@ -215,7 +215,12 @@ def run_streams(args: dict) -> dict:
     # kept up: every frame, the latency bounded, and each stream as fast as it arrives (a short trial
     # could otherwise hide a backlog that keeps growing)
     ok = complete and p95 <= args["max_latency_ms"] and fps >= 0.9 * args["rate"]
+    # inferences a second per stream (with --detect-fps, what the sampler kept): inferred frames over each span
+    spans = [o.ended - o.started for o in result.inputs if o.started is not None and o.ended is not None]
+    span = sum(spans) / len(spans) if spans else 0.0
+    inferred_fps = (done - result.skipped) / n / span if span > 0 and n else 0.0
     return {"streams": n, "frames": done, "complete": complete, "ok": ok, "fps_per_stream": round(fps, 2),
+            "inference_fps_per_stream": round(inferred_fps, 2),
             "cpu_percent": round(100.0 * cpu / wall, 1) if wall > 0 else 0.0,
             "p50_latency_ms": round(result.latency.percentile(50), 1), "p95_latency_ms": round(p95, 1)}
 
