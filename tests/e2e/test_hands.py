@@ -91,9 +91,11 @@ def chin_clip(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def landmark_model():
-    """The hand landmark model as pulled, compiled plainly: float RGB in [0, 1], no zerocopy wrapping."""
+    """The hand landmark model as pulled, compiled plainly: float RGB in [0, 1], no zerocopy wrapping; in
+    f32, as zerocopy runs region models on the CPU (infer/model.py's default_config: OpenVINO's own default
+    is bf16 on CPUs with AVX512_BF16/AMX, and the points then differ by more than 0.25 px)."""
     core = ov.Core()
-    return core.compile_model(core.read_model(pull("handedness")), "CPU")
+    return core.compile_model(core.read_model(pull("handedness")), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
 
 
 # The raised index finger's tip and the wrist's middle in the nocurl photo's pixels, checked by eye.

@@ -5,7 +5,7 @@ Person boxes) on a person, from the API and the command line.
 Targets: the software path's map equals the model run by hand on the same resized pixels (measured: max
 abs difference ~1e-5 for text-map, ~1e-3 for person-mask; bounded here at 1e-4 and 1e-2); the mask covers
 the person (IoU ≥ 0.75 in every frame with the model's own mask of the still photo placed in the frame;
-measured 0.84–0.96) and stays near empty on a person-free scene even with false boxes; text lies on the
+measured 0.755–0.933) and stays near empty on a person-free scene even with false boxes; text lies on the
 page only; the outputs open (MP4, .npy, JSON Lines, report); the baseline path (cv2 crops and resizes)
 maps alike.
 """
@@ -28,6 +28,11 @@ from zerocopy.roi.feeds import PlanesRoiFeed
 from zerocopy.samples import load_photo, write_photo_clip
 
 FRAMES = 12
+# The plain model by hand in f32, as zerocopy runs map and region models on the CPU (infer/model.py's
+# default_config): left to itself OpenVINO runs it in bf16 on CPUs with AVX512_BF16/AMX, and a bf16 graph
+# differs from the wrapped one (its mean/scale/colour steps in bf16 too) by up to 0.08 (text-map) and
+# 0.5 (person-mask), measured on a 2-core AMD EPYC with AVX512_BF16, OpenVINO 2026.4.1.
+F32 = {"INFERENCE_PRECISION_HINT": "f32"}
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +81,7 @@ def test_text_map_equals_the_model_run_by_hand_on_the_same_pixels(clips, core):
     path, _ = clips["page"]
     with zerocopy.Processor(model="text-map", path="software") as proc:
         results = list(proc.run(path, max_frames=3))
-    model = core.compile_model(str(pull("text-map")), "CPU")  # the catalogue's ONNX, reshaped to 960x544
+    model = core.compile_model(str(pull("text-map")), "CPU", F32)  # the catalogue's ONNX, reshaped to 960x544
     resize = PlaneResizer(960, 544, "letterbox")  # the software path's own resize of the decoded planes
     worst = 0.0
     for r, frame in zip(results, decoded(path), strict=False):
@@ -102,7 +107,7 @@ def test_person_mask_equals_the_model_run_by_hand_on_the_same_crops(clips, core)
     with zerocopy.Processor(model="person-mask", path="software") as proc:
         results = list(proc.run(path, max_frames=3))
         entry = proc.image_model.entry
-    model = core.compile_model(str(pull("person-mask")), "CPU")
+    model = core.compile_model(str(pull("person-mask")), "CPU", F32)
     seg = next(o for o in model.outputs if tuple(o.shape) == (1, 256, 256, 1))
     presence = next(o for o in model.outputs if tuple(o.shape) == (1, 1))
     worst = 0.0
@@ -128,7 +133,7 @@ def test_person_mask_equals_the_model_run_by_hand_on_the_same_crops(clips, core)
 def test_the_mask_covers_the_person(clips, core):
     path, placed = clips["person"]
     photo = load_photo("astronaut")
-    model = core.compile_model(str(pull("person-mask")), "CPU")
+    model = core.compile_model(str(pull("person-mask")), "CPU", F32)
     seg = next(o for o in model.outputs if tuple(o.shape) == (1, 256, 256, 1))
     still = np.asarray(Image.fromarray(photo).resize((256, 256), Image.BILINEAR), np.float32)[None] / 255.0
     still_mask = sigmoid(model(still)[seg][0, ..., 0])  # the model's own mask of the whole (square) photo
@@ -142,7 +147,8 @@ def test_the_mask_covers_the_person(clips, core):
             ious.append((got & truth).sum() / (got | truth).sum())
             assert got[~inside].mean() <= 0.01  # nothing beside the photo
         assert proc.detector == "objects" and proc.report()["process"]["model"] == "person-mask"
-    assert len(ious) == FRAMES and min(ious) >= 0.75, ious  # measured 0.84–0.96
+    # measured 0.755–0.933 (0.84–0.96 before region sides were rounded up to 16 px)
+    assert len(ious) == FRAMES and min(ious) >= 0.75, ious
 
 
 def test_the_mask_stays_empty_without_people_even_on_false_boxes(clips):
