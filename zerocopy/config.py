@@ -137,8 +137,8 @@ class RunConfig:
         (), TASKS, "run a second model on the boxes of these labels (all boxes if none), repeatable: a catalogue "
         "region model (face-mesh, ...) or a classifier file; its results go into each box's attributes and "
         "keypoints", "MODEL[:LABEL,...]")
-    max_rois: int = setting(8, integer(1, optional=False), "with --classify: at most this many boxes per frame "
-                            "and region model, the largest first", "N")
+    max_rois: int = setting(8, integer(1, optional=False), "at most this many boxes per frame each region model "
+                            "runs on (the --classify models; in process, person-mask), the largest first", "N")
     min_presence: float | None = setting(
         None, SCORE, "with --classify and a landmark model (face-mesh, handedness): drop boxes whose presence score "
         "is below this (a check that a face box holds a face, a palm box a hand)", "SCORE")

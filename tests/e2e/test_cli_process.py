@@ -12,7 +12,7 @@ import av
 import pytest
 from conftest import read_jsonl, streaming, wait_for_lines
 
-from zerocopy.samples import ClipSpec, write_clip
+from zerocopy.samples import ClipSpec, write_clip, write_photo_clip
 
 
 def zerocopy_cli(*args, timeout=120, **kw) -> subprocess.CompletedProcess:
@@ -200,6 +200,24 @@ def test_an_output_that_names_an_input_is_refused_before_it_is_destroyed(clips, 
         proc = zerocopy_cli("detect", mine, option, mine)
         assert proc.returncode == 1 and "it is an input of this run" in proc.stderr, proc.stderr
         assert mine.read_bytes() == before
+
+
+def test_process_writes_a_readable_video_and_a_map_summary_per_frame(tmp_path):
+    """`zerocopy process` in its own process: text-map over a page of text, the video and the JSON Lines."""
+    page = tmp_path / "page.mp4"
+    write_photo_clip(page, "page", "rocket", 0.5, frames=6)  # a page of text at half the height, moving
+    out, lines = tmp_path / "out.mp4", tmp_path / "out.jsonl"
+    proc = zerocopy_cli("process", page, "--model", "text-map", "--output", out, "--json", lines)
+    assert proc.returncode == 0, proc.stderr
+    assert_clean(proc.stderr, tmp_path)
+    with av.open(str(out)) as c:
+        assert c.streams.video[0].width == 640
+        assert sum(1 for _ in c.decode(video=0)) == 6
+    records = read_jsonl(lines)
+    assert [rec["frame"] for rec in records] == list(range(6))
+    for rec in records:
+        assert set(rec["map"]) == {"share", "max", "mean"} and rec["detections"] == []
+        assert 0.01 < rec["map"]["share"] < 0.2 and rec["map"]["max"] > 0.5  # the page's text: 0.043 measured
 
 
 @pytest.mark.parametrize("consent,sends", [(None, False), ("0", False), ("1", True)])

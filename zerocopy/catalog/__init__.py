@@ -219,8 +219,8 @@ CATALOG: dict[str, CatalogEntry] = {
             resize="stretch",
             threshold=0.4,  # measured on the photo clips (docs/models.md): whole people score 0.47–0.65
             postprocess_options={"nms_iou": 0.4},
-            suits="everyday objects (people, cars, pets, cups) from ~10% of the frame height up; "
-            "'Vehicle'/'Car' rather than bus/truck",
+            suits="everyday objects (people, cars, pets, cups); measured: a person or cat from 30% of the frame "
+            "height up, a cup from 40%; 'Vehicle'/'Car' rather than bus/truck",
         ),
         _mediapipe(
             "mediapipe/modules/face_landmark/face_landmark.tflite",
