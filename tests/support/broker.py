@@ -33,20 +33,37 @@ class Broker:
     """`mosquitto` on 127.0.0.1:`port`: `start()`, `stop()` (an outage: clients lose the connection) and
     `start()` again on the same port; `url(prefix)` is the `--publish` URL."""
 
-    def __init__(self, port: int | None = None):
+    def __init__(self, port: int | None = None, tls: tuple[str, str, str] | None = None, persistent: bool = False):
+        """`tls`: (CA file, certificate file, key file): the listener speaks TLS only (`mqtts://`).
+        `persistent`: sessions (a `Subscriber(session=…)`'s subscriptions and queued messages) outlive a
+        `stop()`/`start()`, as a broker with persistence does."""
         if MOSQUITTO is None:
             raise RuntimeError("mosquitto is not installed (scripts/install-system-deps.sh installs it)")
         self.port = port or free_port()
+        self.tls = tls is not None
         self._dir = Path(tempfile.mkdtemp(prefix="zc-mosquitto-"))
+        self._dir.chmod(0o755)  # run as root, mosquitto drops to its own user: it must read what is here
+        lines = [f"listener {self.port} {LOOPBACK}", "allow_anonymous true", "log_dest stderr", "log_type error"]
+        if tls is not None:
+            for key, source in zip(("cafile", "certfile", "keyfile"), tls, strict=True):
+                copy = self._dir / f"{key}.pem"
+                shutil.copyfile(source, copy)
+                copy.chmod(0o644)
+                lines.append(f"{key} {copy}")
+        if persistent:
+            store = self._dir / "store"
+            store.mkdir()
+            store.chmod(0o777)  # written by mosquitto's user
+            lines += ["persistence true", f"persistence_location {store}/"]
+        else:
+            lines.append("persistence false")
         self._conf = self._dir / "mosquitto.conf"
-        self._conf.write_text(f"listener {self.port} {LOOPBACK}\nallow_anonymous true\npersistence false\n"
-                              "log_dest stderr\nlog_type error\n")
-        self._dir.chmod(0o755)
+        self._conf.write_text("\n".join(lines) + "\n")
         self._conf.chmod(0o644)
         self.proc: subprocess.Popen | None = None
 
-    def url(self, prefix: str = "zerocopy", scheme: str = "mqtt") -> str:
-        return f"{scheme}://{LOOPBACK}:{self.port}/{prefix}"
+    def url(self, prefix: str = "zerocopy", scheme: str | None = None) -> str:
+        return f"{scheme or ('mqtts' if self.tls else 'mqtt')}://{LOOPBACK}:{self.port}/{prefix}"
 
     def start(self, timeout: float = 10.0) -> Broker:
         self.proc = subprocess.Popen([MOSQUITTO, "-c", str(self._conf)], stdout=subprocess.DEVNULL,
@@ -84,23 +101,36 @@ class Broker:
 
 class Subscriber:
     """A paho client subscribed to `topic` (wildcards allowed) that keeps every message: `messages` holds
-    (topic, payload as JSON or text, retained) in arrival order."""
+    (topic, payload as JSON or text, retained) in arrival order, `qos` each one's QoS (same order).
 
-    def __init__(self, broker: Broker, topic: str = "#"):
+    `session`: a persistent session under that client id (clean_session off): on a `persistent` broker
+    the messages published while this subscriber is away (closed, or the broker restarting) are kept for it
+    and delivered when a `Subscriber` with the same session connects. `ca`: the CA file of a TLS broker."""
+
+    def __init__(self, broker: Broker, topic: str = "#", session: str | None = None, ca: str | None = None):
         import paho.mqtt.client as mqtt
 
         self.messages: list[tuple[str, Any, bool]] = []
+        self.qos: list[int] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
-        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"zc-test-sub-{time.monotonic_ns()}")
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, clean_session=session is None,
+                                  client_id=session or f"zc-test-sub-{time.monotonic_ns()}")
         self.client.on_connect = lambda c, u, f, rc, p: c.subscribe(topic, qos=1)
         self.client.on_subscribe = lambda c, u, mid, rc, p: self._subscribed.set()
+        self.client.on_disconnect = lambda c, u, f, rc, p: self._subscribed.clear()
         self.client.on_message = self._on_message
         self.client.reconnect_delay_set(0.2, 1)
+        if ca is not None:
+            self.client.tls_set(ca_certs=ca)
         self.client.connect(LOOPBACK, broker.port)
         self.client.loop_start()
-        if not self._subscribed.wait(10):
+        if not self.wait_subscribed(10):
             raise RuntimeError("the test subscriber could not subscribe")
+
+    def wait_subscribed(self, timeout: float = 30.0) -> bool:
+        """Whether the subscriber is (again, after an outage) connected and subscribed within `timeout` s."""
+        return self._subscribed.wait(timeout)
 
     def _on_message(self, client, userdata, msg) -> None:
         text = msg.payload.decode(errors="replace")
@@ -110,6 +140,7 @@ class Subscriber:
             payload = text
         with self._lock:
             self.messages.append((msg.topic, payload, bool(msg.retain)))
+            self.qos.append(msg.qos)
 
     def on(self, suffix: str) -> list[Any]:
         """The payloads of the messages whose topic ends with `suffix`."""
@@ -117,8 +148,8 @@ class Subscriber:
             return [p for t, p, _ in self.messages if t.endswith(suffix)]
 
     def close(self) -> None:
+        self.client.disconnect()  # first: the network thread ends once DISCONNECT is out, not at its next poll
         self.client.loop_stop()
-        self.client.disconnect()
 
     def __enter__(self) -> Subscriber:
         return self

@@ -1,0 +1,248 @@
+"""The MQTT publisher behind `--publish` and `zerocopy serve`.
+
+paho-mqtt's network thread connects, reconnects (1 s doubling to 30 s) and delivers in the background;
+`event()` and `detections()` only hand a message to it and return, whatever the broker does. Each message
+ends in exactly one count of `stats()`: `published` (QoS 1: acknowledged by the broker; QoS 0: written to
+the connection), `dropped` (never delivered: the offline queue was full, a detection came while
+disconnected, or it was still unacknowledged at `close`) or, until then, `queued`.
+
+What paho 2.2 does that this relies on (checked against mosquitto, tests/e2e/test_publish.py):
+- a QoS 1 message published while disconnected returns MQTT_ERR_NO_CONN but is kept and sent after the
+  next CONNACK; one sent but not acknowledged when the connection drops is sent again (DUP) on the next:
+  events are delivered at least once, a duplicate is possible after an outage;
+- a QoS 0 message is never kept: MQTT_ERR_NO_CONN while disconnected, and those not yet written when the
+  connection drops are marked MQTT_ERR_CONN_LOST (and "published") by the next reconnect();
+- `max_queued_messages_set` bounds every QoS 1 message, ours and the availability ones alike: after an
+  outage that filled it, the `online` of the reconnection would be refused. The bound is kept here instead,
+  on events only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any
+
+from zerocopy.errors import ConfigError, ZeroCopyError
+from zerocopy.publish.target import MqttTarget, topic_level_problem
+from zerocopy.sources import redact_text
+
+RECONNECT_MIN, RECONNECT_MAX = 1, 30  # seconds: paho doubles the wait after each failed attempt
+KEEPALIVE = 30  # seconds: a broker gone silent is noticed within 1.5× this
+ONLINE, OFFLINE = "online", "offline"
+
+
+class MqttPublisher:
+    """Events (QoS 1) and detections (QoS 0) of the runs of this process to `target`, as node `node`.
+    Thread-safe; never blocks on the broker; `close()` it once every run has ended."""
+
+    def __init__(self, target: MqttTarget, node: str, queue_size: int = 1000):
+        try:
+            import paho.mqtt.client as mqtt
+        except ImportError:
+            raise ZeroCopyError("--publish needs paho-mqtt: pip install 'zerocopy[serve]'") from None
+        problem = topic_level_problem(node)
+        if problem:
+            raise ConfigError("node", f"node name {node!r}: {problem} (it becomes an MQTT topic level)")
+        if queue_size < 1:
+            raise ConfigError("queue_size", f"the MQTT offline queue holds at least 1 message, not {queue_size}")
+        self._mqtt = mqtt
+        self.target, self.node, self.queue_size = target, node, queue_size
+        self._availability = target.availability_topic(node)
+        self._lock = threading.Lock()  # guards the queues and counts; never held by paho's thread
+        self._events: deque[Any] = deque()  # MQTTMessageInfo of each event not yet counted, in order
+        self._detections: deque[Any] = deque()  # same, for detections
+        self._published = {"events": 0, "detections": 0}
+        self._dropped = {"events": 0, "detections": 0}
+        self._closed = False
+        self._progress = threading.Event()  # set at each acknowledgement while close() waits
+        # written only by paho's thread:
+        self._connected = False
+        self._connects = 0
+        self._errors = 0
+        self._last_error: str | None = None
+
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311, clean_session=True,
+                             client_id=f"zerocopy-{node}-{os.getpid()}-{secrets.token_hex(3)}")
+        if target.user is not None:
+            client.username_pw_set(target.user, target.password)
+        if target.tls:
+            try:
+                client.tls_set(ca_certs=target.ca)
+            except (OSError, ValueError) as e:  # ssl.SSLError: a CA file that is not a PEM certificate
+                raise ConfigError("publish", f"MQTT CA certificate {target.ca}: {e}") from None
+        client.will_set(self._availability, OFFLINE, qos=1, retain=True)
+        client.reconnect_delay_set(RECONNECT_MIN, RECONNECT_MAX)
+        client.on_connect = self._on_connect
+        client.on_connect_fail = self._on_connect_fail
+        client.on_disconnect = self._on_disconnect
+        self._client = client
+        client.connect_async(target.host, target.port, keepalive=KEEPALIVE)  # resolves nothing, sends nothing
+        client.loop_start()
+
+    # --- called by the runs ---
+
+    def event(self, camera: str, payload: dict) -> None:
+        """`payload` as JSON to PREFIX/CAMERA/events, QoS 1, not retained; queued while disconnected."""
+        data = json.dumps(payload, separators=(",", ":"))
+        mqtt = self._mqtt
+        with self._lock:
+            self._settle()
+            # The offline queue is full: the NEW event is dropped. paho offers no way to withdraw a message
+            # it holds, and the oldest may already be on the wire; keeping the first events of an outage
+            # also keeps each object's `start`.
+            if self._closed or len(self._events) >= self.queue_size:
+                self._dropped["events"] += 1
+                return
+            info = self._client.publish(self.target.events_topic(camera), data, qos=1)
+            if info.rc == mqtt.MQTT_ERR_NO_CONN:
+                # kept by paho and sent on the next connection; paho leaves rc at NO_CONN even once it is
+                # delivered, and is_published() would then raise for ever
+                info.rc = mqtt.MQTT_ERR_SUCCESS
+            elif info.rc != mqtt.MQTT_ERR_SUCCESS:  # MQTT_ERR_QUEUE_SIZE: no free message id
+                self._dropped["events"] += 1
+                return
+            self._events.append(info)
+
+    def detections(self, camera: str, payload: dict) -> None:
+        """`payload` as JSON to PREFIX/CAMERA/detections. QoS 0 and never queued: a per-frame stream is
+        stale by the next frame, and holding it through an outage (or a slow broker) would only back the
+        events up behind it; what cannot go out now is dropped and counted."""
+        if not self._connected:
+            with self._lock:
+                self._dropped["detections"] += 1
+            return
+        data = json.dumps(payload, separators=(",", ":"))
+        with self._lock:
+            self._settle()
+            if self._closed or len(self._detections) >= self.queue_size:  # connected, but the socket is full
+                self._dropped["detections"] += 1
+                return
+            info = self._client.publish(self.target.detections_topic(camera), data, qos=0)
+            if info.rc != self._mqtt.MQTT_ERR_SUCCESS:  # MQTT_ERR_NO_CONN: the connection just went
+                self._dropped["detections"] += 1
+                return
+            self._detections.append(info)
+
+    def stats(self) -> dict[str, Any]:
+        """JSON-ready counts (see the module's docstring for what each means)."""
+        with self._lock:
+            self._settle()
+            kinds = {}
+            for kind, pending in (("events", self._events), ("detections", self._detections)):
+                done = sum(1 for info in pending if self._state(info) is not None)  # acks may come out of order
+                kinds[kind] = {"published": self._published[kind] + done, "queued": len(pending) - done,
+                               "dropped": self._dropped[kind]}
+        return {"target": str(self.target), "node": self.node, "connected": self._connected,
+                **{key: sum(k[key] for k in kinds.values()) for key in ("published", "queued", "dropped")},
+                "reconnects": max(0, self._connects - 1), "errors": self._errors, "last_error": self._last_error,
+                **kinds}
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Publish `offline`, wait up to `timeout` s for what is queued to be acknowledged (only while
+        connected: a broker that is down will not come back in time), disconnect and stop paho's thread.
+        What is still unacknowledged is counted as dropped. Idempotent; never raises."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+        deadline = time.monotonic() + max(0.0, timeout)
+        was_connected = self._connected
+        try:
+            self._client.on_publish = lambda *_: self._progress.set()  # not before: it costs every message
+            offline = None
+            if was_connected:
+                offline = self._client.publish(self._availability, OFFLINE, qos=1, retain=True)
+            while self._connected and (self._unsettled() or (offline is not None and not self._state(offline))):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self._progress.wait(min(remaining, 0.05))
+                self._progress.clear()
+            self._client.disconnect()
+        except Exception:  # noqa: BLE001 (closing must not fail the run that is ending)
+            pass
+        # loop_stop() joins paho's thread. Connected, it ends as soon as DISCONNECT is written; otherwise it
+        # may be in its back-off (it looks up every second) or inside a connect() (up to 5 s): it is a daemon
+        # thread, left to end on its own after a short wait
+        stopper = threading.Thread(target=self._client.loop_stop, name="mqtt-stop", daemon=True)
+        stopper.start()
+        stopper.join(max(0.0, deadline - time.monotonic()) + 0.2 if was_connected else 0.1)
+        with self._lock:
+            self._settle()
+            for kind, pending in (("events", self._events), ("detections", self._detections)):
+                delivered = sum(1 for info in pending if self._state(info))
+                self._published[kind] += delivered
+                self._dropped[kind] += len(pending) - delivered
+                pending.clear()
+
+    def __enter__(self) -> MqttPublisher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- bookkeeping (under self._lock) ---
+
+    def _state(self, info: Any) -> bool | None:
+        """True: delivered (QoS 1: acknowledged; QoS 0: written); False: lost with its connection (QoS 0);
+        None: not yet."""
+        if info.rc == self._mqtt.MQTT_ERR_CONN_LOST:
+            return False
+        try:
+            return True if info.is_published() else None
+        except (RuntimeError, ValueError):  # its rc turned to an error meanwhile
+            return False
+
+    def _settle(self) -> None:
+        """Count the messages at the head of each queue that are done (cheap: called on every message)."""
+        for kind, pending in (("events", self._events), ("detections", self._detections)):
+            while pending:
+                state = self._state(pending[0])
+                if state is None:
+                    break
+                pending.popleft()
+                (self._published if state else self._dropped)[kind] += 1
+
+    def _unsettled(self) -> bool:
+        with self._lock:
+            self._settle()
+            return bool(self._events or self._detections)
+
+    # --- paho's thread ---
+
+    def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        if self._closed:  # a connect() that was under way when close() came
+            client.disconnect()
+            return
+        if reason_code.is_failure:  # e.g. "Not authorized": paho retries with its back-off
+            self._errors += 1
+            self._last_error = f"connection refused: {reason_code}"
+            return
+        self._connected = True
+        self._connects += 1
+        client.publish(self._availability, ONLINE, qos=1, retain=True)
+
+    def _on_connect_fail(self, client, userdata) -> None:
+        # paho calls this inside its `except OSError:` and passes no exception: the one being handled is it
+        error = sys.exc_info()[1]
+        self._errors += 1
+        self._last_error = f"cannot connect: {_short(error)}" if error else "cannot connect"
+
+    def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
+        was = self._connected
+        self._connected = False
+        if was and not self._closed:
+            self._errors += 1
+            self._last_error = (f"disconnected by the broker: {reason_code}" if flags.is_disconnect_packet_from_server
+                                else "connection lost")
+
+
+def _short(error: BaseException) -> str:
+    text = redact_text(str(error) or type(error).__name__).replace("\n", " ")
+    return text if len(text) <= 200 else text[:197] + "…"
