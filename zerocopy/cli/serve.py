@@ -26,15 +26,19 @@ def cmd_serve(args, say: Callable[[str], None]) -> int:
     if args.check:
         say(f"{args.config}: {len(config.cameras)} camera(s), no problem found")
         return EXIT_OK
-    publisher = _publisher(config, say)
-    engine = Engine(config.cameras, publisher, pictures=True, say=say,
-                    publish_detections=bool(config.publish and config.publish.detections))
-    server = StatusServer(config.http.listen, engine)
     stop = threading.Event()
     with stop_on_signals(stop.set) as stopped:
-        server.start()
-        say(f"serving {len(config.cameras)} camera(s) on {len(engine.groups)} compiled model(s); "
-            f"status on http://{server.address}/api/cameras")
+        publisher = _publisher(config, say)
+        engine = Engine(config.cameras, publisher, pictures=True, say=say, node=config.node,
+                        publish_detections=bool(config.publish and config.publish.detections))
+        server = StatusServer(config.http.listen, engine)
+        try:
+            server.start()
+        except BaseException:
+            engine.stop(timeout=1.0)  # closes the publisher (its `offline`)
+            raise
+        say(f"serving {len(engine.cameras())} camera(s) on {len(engine.groups)} compiled model(s) as node "
+            f"{config.node}; status on http://{server.address}/api/cameras")
         engine.start()
         while not stop.wait(0.5):
             pass

@@ -1,0 +1,262 @@
+"""`zerocopy serve CONFIG.toml` as a real process: loopback live cameras on the `face` model, a real
+mosquitto, the HTTP endpoints while it runs, a camera whose source drops and comes back while the other
+goes on, SIGTERM, a bad config, a password that never shows, and two boxes publishing into one broker."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from broker import MOSQUITTO, Broker, Subscriber
+from conftest import wait_until
+from livesource import LiveServer, make_ts_clip
+from PIL import Image
+from prometheus_client.parser import text_string_to_metric_families
+
+pytestmark = [pytest.mark.timeout(240),
+              pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed (install-system-deps.sh)")]
+
+SECRET = "cam-pw-7f3a9"  # the camera password, given through the environment only
+# serve aims at 2 s from SIGTERM/Ctrl-C to exit (measured 0.2-0.5 s here); 6 s leaves room for a loaded machine
+# while a stop that waited for a reconnection back-off (up to 8 s) or a run that never ended would exceed it
+STOP_BOUND_S = 6.0
+
+
+@pytest.fixture(scope="module")
+def clip(tmp_path_factory, face_model_path) -> Path:
+    """A 4 s clip of a real face photo (served in a loop); the face model pulled before any process needs it."""
+    return make_ts_clip(tmp_path_factory.mktemp("serve") / "face.ts", seconds=4.0, fps=25, width=320, height=180)
+
+
+def live(clip: Path) -> LiveServer:
+    return LiveServer(clip, "http", lifetime=600, loops=1000)
+
+
+class Serve:
+    """`zerocopy serve` on a config written from `text`: its stderr collected, its HTTP address read from it."""
+
+    def __init__(self, tmp_path: Path, text: str, env: dict[str, str] | None = None, name: str = "serve.toml"):
+        self.config = tmp_path / name
+        self.config.write_text(text)
+        self.err: list[str] = []
+        self.proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "serve", str(self.config)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, **(env or {})})
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.out = ""
+        self.address = ""
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.err.append(line.rstrip("\n"))
+
+    def started(self, timeout: float = 60.0) -> Serve:
+        def found() -> bool:
+            assert self.proc.poll() is None, f"serve exited with {self.proc.returncode}: {self.err}"
+            m = next((re.search(r"status on http://(\S+)/api/cameras", line) for line in self.err
+                      if "status on http://" in line), None)
+            self.address = m.group(1) if m else ""
+            return bool(self.address)
+        wait_until(found, timeout, "serve's status address")
+        return self
+
+    def get(self, path: str) -> tuple[int, str, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://{self.address}{path}", timeout=10) as r:
+                return r.status, r.headers["Content-Type"], r.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers["Content-Type"], e.read()
+
+    def cameras(self) -> dict[str, dict]:
+        return {c["name"]: c for c in json.loads(self.get("/api/cameras")[2])}
+
+    def metrics(self) -> dict[tuple, float]:
+        samples = {}
+        for family in text_string_to_metric_families(self.get("/metrics")[2].decode()):
+            for s in family.samples:
+                samples[(s.name, s.labels.get("camera"))] = s.value
+        return samples
+
+    def terminate(self) -> float:
+        """SIGTERM; the seconds from the signal to the process's exit."""
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(30)  # stdout stays nearly empty: serve writes to stderr, which the reader thread drains
+        elapsed = time.monotonic() - t0
+        assert self.proc.stdout is not None
+        self.out = self.proc.stdout.read()
+        self._reader.join(5)
+        return elapsed
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def config(broker: Broker, node: str, cameras: dict[str, str], prefix: str = "zc") -> str:
+    text = f'node = "{node}"\n[publish]\nurl = "{broker.url(prefix)}"\n[http]\nlisten = "127.0.0.1:0"\n' \
+           '[defaults]\nmodel = "face"\ndetect_fps = 5\n'
+    for name, url in cameras.items():
+        text += f'[cameras.{name}]\nurl = "{url}"\n'
+    return text
+
+
+def with_password(url: str) -> str:
+    """The URL with a user and a `${CAM_PW}` password (the loopback server ignores them)."""
+    return url.replace("http://", "http://viewer:${CAM_PW}@")
+
+
+def news(sub: Subscriber, topic: str) -> list[dict]:
+    return [p for p in sub.on(topic) if isinstance(p, dict) and p.get("type") == "new"]
+
+
+def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(tmp_path, clip):
+    with Broker() as broker, live(clip) as front, live(clip) as back, Subscriber(broker, "zc/#") as sub:
+        serve = Serve(tmp_path, config(broker, "box-a", {"front": with_password(front.url), "back": back.url}),
+                      env={"CAM_PW": SECRET})
+        try:
+            serve.started()
+            assert any("serving 2 camera(s) on 1 compiled model(s) as node box-a" in line for line in serve.err)
+            # events of both cameras, the box online
+            wait_until(lambda: news(sub, "zc/front/events") and news(sub, "zc/back/events"), 90,
+                       "a `new` event from each camera")
+            assert sub.on("zc/available/box-a")[0] == "online"
+            event = news(sub, "zc/front/events")[0]
+            assert (event["node"], event["camera"], event["label"]) == ("box-a", "front", "face")
+            assert {"id", "score", "box", "start_time", "before", "after"} <= set(event)
+
+            # the status while it runs
+            cams = serve.cameras()
+            assert set(cams) == {"front", "back"}
+            assert all(c["state"] == "running" and c["frames"] > 0 and c["model"] == "face" for c in cams.values())
+            assert cams["front"]["source"].startswith("http://viewer:***@127.0.0.1:")
+            assert cams["front"]["path"] in ("software", "copy", "zero-copy")
+            status, _, body = serve.get("/health")
+            assert status == 200 and json.loads(body)["status"] == "ok"
+            status, ctype, jpeg = serve.get("/api/cameras/front/latest.jpg")
+            assert status == 200 and ctype == "image/jpeg" and Image.open(io.BytesIO(jpeg)).size == (320, 180)
+            metrics = serve.metrics()
+            assert metrics[("zerocopy_camera_frames_total", "front")] > 0
+            assert metrics[("zerocopy_camera_inference_fps", "back")] >= 0
+            assert metrics[("zerocopy_mqtt_connected", None)] == 1
+            assert metrics[("process_resident_memory_bytes", None)] > 0
+
+            # front's source drops: it reconnects on its own while back goes on
+            front.kill()
+            wait_until(lambda: serve.cameras()["front"]["state"] == "reconnecting", 30, "front to be reconnecting")
+            back_frames = serve.cameras()["back"]["frames"]
+            wait_until(lambda: serve.cameras()["back"]["frames"] > back_frames + 25, 30, "back to go on meanwhile")
+            front.restart()
+            wait_until(lambda: serve.metrics().get(("zerocopy_camera_reconnects_total", "front"), 0) >= 1, 60,
+                       "front's reconnection in /metrics")
+            frames = serve.cameras()["front"]["frames"]
+            wait_until(lambda: serve.cameras()["front"]["frames"] > frames + 25, 30, "front's frames again")
+            cams = serve.cameras()
+            assert cams["front"]["state"] == "running" and cams["front"]["reconnects"] >= 1
+            assert cams["back"]["reconnects"] == 0
+
+            bodies = [serve.get(p)[2] for p in ("/api/cameras", "/metrics", "/health", "/api/cameras/front")]
+            elapsed = serve.terminate()
+        finally:
+            serve.kill()
+        assert serve.proc.returncode == 143, serve.err
+        assert elapsed < STOP_BOUND_S, f"serve took {elapsed:.1f} s to stop"  # see STOP_BOUND_S
+        wait_until(lambda: sub.on("zc/available/box-a")[-1:] == ["offline"], 10, "`offline` published")
+        assert not any("Traceback" in line for line in serve.err), serve.err
+        # every open object was ended before the exit
+        for camera in ("front", "back"):
+            events = [p for p in sub.on(f"zc/{camera}/events") if isinstance(p, dict)]
+            ids_new = {p["id"] for p in events if p["type"] == "new"}
+            ids_end = {p["id"] for p in events if p["type"] == "end"}
+            assert ids_new and ids_new == ids_end, camera
+        # the camera password was never shown: not in the output, the HTTP answers nor the broker's messages
+        seen = "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages)
+        assert SECRET not in seen
+
+
+def test_ctrl_c_while_the_only_camera_is_reconnecting_stops_at_once(tmp_path, clip):
+    """The stop does not wait for the reconnection back-off of a camera whose source is down."""
+    with Broker() as broker, live(clip) as cam, Subscriber(broker, "zc/#") as sub:
+        serve = Serve(tmp_path, config(broker, "box-c", {"only": cam.url})).started()
+        try:
+            wait_until(lambda: serve.cameras()["only"]["frames"] > 0, 60, "the camera's first frames")
+            cam.kill()
+            wait_until(lambda: serve.cameras()["only"]["state"] == "reconnecting", 30, "the camera reconnecting")
+            t0 = time.monotonic()
+            serve.proc.send_signal(signal.SIGINT)
+            serve.proc.wait(30)
+            elapsed = time.monotonic() - t0
+        finally:
+            serve.kill()
+        assert serve.proc.returncode == 130 and elapsed < STOP_BOUND_S, (elapsed, serve.err)  # see STOP_BOUND_S
+        wait_until(lambda: sub.on("zc/available/box-c")[-1:] == ["offline"], 10, "`offline` published")
+
+
+def test_a_bad_config_exits_2_with_one_line_per_problem_and_no_secret(tmp_path):
+    serve = Serve(tmp_path, """
+[http]
+listen = "localhost:http"
+[cameras.front]
+url = "rtsp://admin:${CAM_PW}@front.lan/1"
+detect_fps = -5
+model = "${CAM_PW}"
+[cameras.back]
+url = "rtsp://back.lan/${MISSING_VAR}"
+""", env={"CAM_PW": SECRET})
+    try:
+        serve.proc.wait(60)
+        serve._reader.join(5)
+    finally:
+        serve.kill()
+    assert serve.proc.returncode == 2
+    prefix = f"zerocopy: {serve.config}: "
+    assert all(line.startswith(prefix) for line in serve.err), serve.err
+    assert [line[len(prefix):].split(":")[0] for line in serve.err] == [
+        "[cameras.back] url", "[http] listen", "[cameras.front] detect_fps", "[cameras.front] model"]
+    assert "MISSING_VAR is not set" in serve.err[0]
+    assert SECRET not in "\n".join(serve.err)
+
+
+def test_two_boxes_publish_into_one_broker_with_unique_node_camera_id_triples(tmp_path, clip):
+    """Scale-out (docs/scale-out.md): each box its own config and node name, the broker shared; a
+    subscriber sees both boxes' events, and (node, camera, id) names each object once."""
+    with Broker() as broker, live(clip) as a, live(clip) as b, Subscriber(broker, "zc/#") as sub:
+        boxes = [Serve(tmp_path, config(broker, "box-1", {"door": a.url, "yard": b.url}), name="box1.toml"),
+                 Serve(tmp_path, config(broker, "box-2", {"door": b.url, "gate": a.url}), name="box2.toml")]
+        try:
+            for box in boxes:
+                box.started()
+
+            def both_boxes() -> bool:
+                nodes = {(p["node"], p["camera"]) for p in news(sub, "/events")}
+                return {("box-1", "door"), ("box-1", "yard"), ("box-2", "door"), ("box-2", "gate")} <= nodes
+            wait_until(both_boxes, 120, "`new` events of every camera of both boxes")
+            for box in boxes:
+                assert box.terminate() < STOP_BOUND_S and box.proc.returncode == 143, box.err
+        finally:
+            for box in boxes:
+                box.kill()
+        wait_until(lambda: sub.on("zc/available/box-1")[-1:] == sub.on("zc/available/box-2")[-1:] == ["offline"],
+                   10, "both boxes `offline`")
+    events = [(t, p) for t, p, _ in sub.messages if t.endswith("/events") and isinstance(p, dict)]
+    for topic, p in events:  # each box's cameras on their own topics: PREFIX/CAMERA/events
+        assert topic == f"zc/{p['camera']}/events"
+    new = [(p["node"], p["camera"], p["id"]) for _, p in events if p["type"] == "new"]
+    assert len(new) == len(set(new)) and len({i for _, _, i in new}) == len(new)  # and ids unique across boxes
+    # `door` is a camera of both boxes: only the node tells their objects apart, and it does
+    doors = {(n, i) for n, c, i in new if c == "door"}
+    assert {n for n, _ in doors} == {"box-1", "box-2"}

@@ -1,0 +1,233 @@
+"""zerocopy.serve.config: `zerocopy serve`'s TOML file checked whole (every problem on a line of its own,
+naming its table and key), `${NAME}` and `${file:PATH}` filled in and never shown, each camera's settings
+checked by `RunConfig`'s own declarations."""
+
+from pathlib import Path
+
+import pytest
+
+from zerocopy.cli import main
+from zerocopy.config import RunConfig
+from zerocopy.errors import ConfigError
+from zerocopy.serve.config import (
+    DEFAULT_LISTEN,
+    SERVICE_SETTINGS,
+    ServeConfigError,
+    default_node,
+    load_config,
+    parse_listen,
+)
+
+GOOD = """
+node = "box-1"
+[publish]
+url = "mqtt://127.0.0.1:1883/zerocopy"
+detections = true
+[http]
+listen = "127.0.0.1:8971"
+[defaults]
+model = "face"
+threshold = 0.6
+[cameras.front]
+url = "rtsp://user:${FRONT_PASSWORD}@front-door.lan/stream1"
+classes = ["face"]
+detect_fps = 5
+[cameras.back]
+url = "http://127.0.0.1:9/live.ts"
+model = "objects"
+classes = "person,car"
+publish = false
+[cameras.garage]
+url = "rtsp://garage.lan/stream"
+enabled = false
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "serve.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def problems(tmp_path: Path, text: str, env: dict | None = None) -> list[str]:
+    with pytest.raises(ServeConfigError) as e:
+        load_config(write(tmp_path, text), env=env or {})
+    assert e.value.problems and all("\n" not in p for p in e.value.problems)
+    return e.value.problems
+
+
+def test_a_good_config_gives_every_camera_with_its_settings_and_its_secret_filled_in(tmp_path):
+    config = load_config(write(tmp_path, GOOD), env={"FRONT_PASSWORD": "s3cr3t-pw"})
+    assert config.node == "box-1" and config.http.listen == "127.0.0.1:8971"
+    assert config.publish is not None and config.publish.url == "mqtt://127.0.0.1:1883/zerocopy"
+    assert config.publish.detections is True and config.publish.ca is None
+    front, back, garage = config.cameras
+    assert (front.name, back.name, garage.name) == ("front", "back", "garage")
+    assert front.url == "rtsp://user:s3cr3t-pw@front-door.lan/stream1"  # what gets opened
+    assert "s3cr3t-pw" not in front.source and "s3cr3t-pw" not in repr(front) and "s3cr3t-pw" not in repr(config)
+    assert front.settings == {"model": "face", "threshold": 0.6, "classes": ["face"], "detect_fps": 5}
+    assert back.settings["model"] == "objects" and back.settings["threshold"] == 0.6  # [defaults] under its own
+    assert back.publish is False and front.publish is True
+    assert garage.enabled is False
+    for camera in config.cameras:  # what the engine makes of them is a valid run
+        RunConfig.make({**camera.settings, **SERVICE_SETTINGS})
+
+
+def test_defaults_without_http_node_or_publish(tmp_path):
+    config = load_config(write(tmp_path, '[cameras.one]\nurl = "rtsp://cam.lan/1"\n'), env={})
+    assert config.http.listen == DEFAULT_LISTEN == "127.0.0.1:8971"
+    assert config.node == default_node() and config.publish is None
+    assert config.cameras[0].settings == {} and config.cameras[0].publish is False
+
+
+def test_every_problem_is_listed_on_a_line_naming_its_table_and_key(tmp_path):
+    found = problems(tmp_path, """
+colour = "red"
+node = "two words"
+[publish]
+url = "http://broker.lan"
+detections = "yes"
+qos = 1
+[http]
+listen = "127.0.0.1:99999"
+[cameras.front]
+url = "rtsp://front.lan/1"
+detect_fps = 0
+threshold = 2
+classes = []
+fps = 5
+reconnect = true
+[cameras.back]
+model = "no-such-model"
+[cameras."front door"]
+url = "rtsp://door.lan/1"
+""")
+    expected = [
+        "unknown key 'colour'",
+        "node must be a name",
+        "[publish] url: MQTT URL http://broker.lan: use mqtt://host",
+        "[publish] detections must be true or false",
+        "[publish] unknown key 'qos'",
+        "[http] listen: expected HOST:PORT",
+        "[cameras.front] detect_fps: detect_fps must be a number of frames per second > 0",
+        "[cameras.front] threshold: threshold must be a number in (0, 1]",
+        "[cameras.front] classes: classes must be class names",
+        "[cameras.front] unknown key 'fps'",
+        "[cameras.front] reconnect is set by serve",
+        "[cameras.back] url is missing",
+        "[cameras.back] model: 'no-such-model' is neither a catalogue model",
+        "[cameras.front door] a camera's name holds only letters",
+    ]
+    for text in expected:
+        assert sum(text in p for p in found) == 1, (text, found)
+    assert len(found) == len(expected), found
+
+
+def test_run_settings_are_checked_by_runconfig_itself(tmp_path):
+    """The message is RunConfig's own (one validator): the same text `Detector(detect_fps=-1)` gives."""
+    with pytest.raises(ConfigError) as own:
+        RunConfig.make({"detect_fps": -1})
+    found = problems(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\ndetect_fps = -1\n')
+    assert found == [f"[cameras.a] detect_fps: {own.value}"]
+
+
+def test_defaults_are_checked_and_a_misspelt_key_gets_a_suggestion(tmp_path):
+    found = problems(tmp_path, '[defaults]\nnireq = 0\n[cameras.a]\nurl = "rtsp://a.lan/1"\ntreshold = 0.5\n')
+    assert found[0].startswith("[defaults] nireq: nireq must be an integer ≥ 1")
+    assert found[1] == ("[cameras.a] unknown key 'treshold' (did you mean threshold?); a camera takes url, enabled, "
+                        "publish and the settings of `zerocopy detect` (docs/serve.md)")
+    assert len(found) == 2
+
+
+def test_no_camera_and_a_table_of_the_wrong_kind(tmp_path):
+    assert problems(tmp_path, 'node = "a"\n') == ["no camera: add at least one [cameras.NAME] table with its url"]
+    found = problems(tmp_path, 'http = "127.0.0.1:80"\ncameras = 3\n')
+    assert "http must be a table ([http]), not a str" in found
+    assert "cameras must be a table ([cameras]), not a int" in found
+
+
+def test_not_toml_and_no_file(tmp_path):
+    found = problems(tmp_path, "[cameras.a\nurl = 1\n")
+    assert len(found) == 1 and found[0].startswith("not valid TOML: ")
+    with pytest.raises(ServeConfigError) as e:
+        load_config(tmp_path / "missing.toml")
+    assert e.value.problems == ["cannot read it: No such file or directory"]
+
+
+def test_environment_and_file_secrets_are_filled_in(tmp_path):
+    secret = tmp_path / "mqtt_password"
+    secret.write_text("file-secret-1\n")  # the trailing newline of `echo … > file` is not part of it
+    config = load_config(write(tmp_path, """
+node = "${BOX}"
+[publish]
+url = "mqtt://zc:${file:mqtt_password}@broker.lan/zerocopy"
+[cameras.a]
+url = "rtsp://admin:${CAM_PW}@a.lan/1?price=$$5"
+"""), env={"BOX": "box-7", "CAM_PW": "env-secret-2"})
+    assert config.node == "box-7"
+    assert config.publish is not None and config.publish.url == "mqtt://zc:file-secret-1@broker.lan/zerocopy"
+    assert config.cameras[0].url == "rtsp://admin:env-secret-2@a.lan/1?price=$5"
+
+
+def test_a_missing_variable_or_file_names_it_and_nothing_else_follows_from_it(tmp_path):
+    found = problems(tmp_path, """
+[cameras.a]
+url = "rtsp://admin:${CAM_A_PW}@a.lan/1"
+[cameras.b]
+url = "rtsp://admin:${file:/nonexistent/zc-secret}@b.lan/1"
+[cameras.c]
+url = "rtsp://admin:${not a name}@c.lan/1"
+""", env={"OTHER": "x"})
+    assert found == [
+        "[cameras.a] url: the environment variable CAM_A_PW is not set",
+        "[cameras.b] url: cannot read the secret file /nonexistent/zc-secret: No such file or directory",
+        "[cameras.c] url: ${not a name} is neither ${NAME} (an environment variable) nor ${file:PATH}",
+    ]  # and no "url is missing" after them
+
+
+def test_secrets_never_appear_in_problems(tmp_path):
+    """A secret filled into a setting that is then refused, or into a bad broker URL, is masked."""
+    env = {"PW": "hunter2-pw", "MODEL": "hunter3-model"}
+    found = problems(tmp_path, """
+[publish]
+url = "http://user:${PW}@broker.lan"
+[cameras.a]
+url = "rtsp://u:${PW}@a.lan/1"
+model = "${MODEL}"
+device = 3
+threshold = "${PW}"
+""", env=env)
+    text = "\n".join(found)
+    assert len(found) == 4, found
+    for value in env.values():
+        assert value not in text
+    assert "***" in text
+
+
+def test_listen_addresses():
+    assert parse_listen("127.0.0.1:8971") == ("127.0.0.1", 8971)
+    assert parse_listen("0.0.0.0:80") == ("0.0.0.0", 80)  # allowed when asked for (docs/serve.md says so)
+    assert parse_listen("[::1]:0") == ("::1", 0)
+    assert parse_listen(":9000") == ("127.0.0.1", 9000)  # no host given: the loopback, never every address
+    assert parse_listen("9000") == ("127.0.0.1", 9000)
+    for bad in ("127.0.0.1", "host:http", "[::1]", "1.2.3.4:70000"):
+        with pytest.raises(ValueError):
+            parse_listen(bad)
+
+
+def test_check_prints_one_line_per_problem_prefixed_with_the_file_and_exits_2(tmp_path, capsys):
+    path = write(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\ndetect_fps = 0\nthreshold = 7\n')
+    assert main(["serve", str(path), "--check"]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"zerocopy: {path}: [cameras.a] detect_fps: detect_fps must be a number of frames per second "
+                     "> 0 (or None: every frame), not 0",
+                     f"zerocopy: {path}: [cameras.a] threshold: threshold must be a number in (0, 1] (or None: the "
+                     "model's own), not 7"]
+
+
+def test_check_of_a_good_config(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FRONT_PASSWORD", "s3cr3t-pw")
+    path = write(tmp_path, GOOD)
+    assert main(["serve", str(path), "--check"]) == 0
+    out = capsys.readouterr()
+    assert "3 camera(s), no problem found" in out.err and "s3cr3t-pw" not in out.err + out.out

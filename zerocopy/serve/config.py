@@ -1,0 +1,301 @@
+"""`zerocopy serve`'s config file: the box's name, the broker, the HTTP address and the cameras by name.
+
+Read with `tomllib`, then checked whole: every problem is collected and reported on a line of its own
+(`ServeConfigError.problems`: `[table] key: what is wrong`), so one `--check` shows them all. Each
+camera's run settings are checked by `RunConfig`'s own declarations (one check per setting, so a
+config with three bad settings gives three lines). String values may hold `${NAME}` (the environment
+variable NAME) and `${file:PATH}` (the contents of PATH, its trailing newline removed: Docker and
+systemd credentials); `$$` is a literal `$`. What was filled in is never shown: a problem line names
+the variable or the file, never its value. docs/serve.md is the reference.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zerocopy.config import RunConfig
+from zerocopy.errors import ConfigError, ZeroCopyError
+from zerocopy.pipeline.tracking import default_node
+from zerocopy.serve.secrets import Filler
+from zerocopy.sources import redact
+
+DEFAULT_LISTEN = "127.0.0.1:8971"
+# what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
+SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
+                                    "track": True}
+CAMERA_KEYS = ("url", "enabled", "publish")  # a camera's own keys, besides the run settings
+TOP_KEYS = ("node", "publish", "http", "defaults", "cameras")
+PUBLISH_KEYS = ("url", "ca", "detections")
+HTTP_KEYS = ("listen",)
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")  # camera and node names: they are MQTT topic levels
+
+
+class ServeConfigError(ZeroCopyError):
+    """The config cannot be used; `problems` holds one line per problem (without the file's name)."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__("; ".join(self.problems))
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    """One camera: its name (an MQTT topic level), its real URL (secrets filled in: never print it; `source`
+    is the redacted form), its run settings (`RunConfig` names → values, checked) and whether it runs and
+    publishes."""
+
+    name: str
+    url: str = field(repr=False)
+    settings: dict[str, Any] = field(default_factory=dict)
+    enabled: bool = True
+    publish: bool = True
+
+    @property
+    def source(self) -> str:
+        return redact(self.url)
+
+
+@dataclass(frozen=True)
+class PublishConfig:
+    url: str = field(repr=False)  # may hold a password
+    ca: str | None = None
+    detections: bool = False
+
+
+@dataclass(frozen=True)
+class HttpConfig:
+    listen: str = DEFAULT_LISTEN
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    cameras: list[CameraConfig]
+    publish: PublishConfig | None = None
+    http: HttpConfig = field(default_factory=HttpConfig)
+    node: str = ""
+    path: str = ""
+
+
+def parse_listen(listen: str) -> tuple[str, int]:
+    """`host:port` (`[v6]:port`; a bare `port` or `:port` listens on the loopback, never on every
+    address) → (host, port); ValueError naming what is wrong."""
+    text = listen.strip()
+    if text.startswith("["):
+        host, sep, port = text[1:].partition("]:")
+        if not sep:
+            raise ValueError("an IPv6 address is written [ADDRESS]:PORT")
+    else:
+        host, _, port = text.rpartition(":")
+    host = host or "127.0.0.1"
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"expected HOST:PORT with a port from 0 to 65535, not {listen!r}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+class _Problems:
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def __call__(self, where: str, what: str) -> None:
+        self.lines.append(f"[{where}] {what}" if where else what)
+
+
+def _unknown(where: str, keys: list[str], known: list[str], problem: Callable[[str, str], None], what: str) -> None:
+    for key in keys:
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        problem(where, f"unknown key {key!r}{hint}; {what}")
+
+
+def _table(raw: dict, key: str, problem: Callable[[str, str], None]) -> dict | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        problem("", f"{key} must be a table ([{key}]), not a {type(value).__name__}")
+        return None
+    return value
+
+
+def _bool(table: dict, key: str, where: str, default: bool, problem: Callable[[str, str], None]) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        problem(where, f"{key} must be true or false, not a {type(value).__name__}")
+        return default
+    return value
+
+
+RUN_SETTINGS = tuple(f.name for f in RunConfig.settings())
+CAMERA_SETTINGS = tuple(n for n in RUN_SETTINGS if n not in SERVICE_SETTINGS and n != "node")
+
+
+def _check_settings(given: dict[str, Any], where: str, problem: Callable[[str, str], None],
+                    mask: Callable[[str], str], base: Path) -> dict[str, Any]:
+    """`given` run settings checked one by one with `RunConfig`'s declarations (so every bad one is
+    reported), then together; file settings relative to the config's folder."""
+    settings: dict[str, Any] = {}
+    for key, value in given.items():
+        if key in SERVICE_SETTINGS:
+            problem(where, f"{key} is set by serve for every camera ({key} = {SERVICE_SETTINGS[key]!r})")
+            continue
+        if key == "node":
+            problem(where, "node is the box's name: a top-level key, not a camera's")
+            continue
+        if key not in RUN_SETTINGS:
+            _unknown(where, [key], list(CAMERA_KEYS + CAMERA_SETTINGS), problem,
+                     "a camera takes url, enabled, publish and the settings of `zerocopy detect` (docs/serve.md)")
+            continue
+        try:
+            RunConfig.make({key: value})
+        except ConfigError as e:
+            problem(where, f"{key}: {mask(str(e))}")
+            continue
+        settings[key] = _relative(key, value, base)
+    return settings
+
+
+def _relative(key: str, value: Any, base: Path) -> Any:
+    """A file named relative to the config's folder (a service's working folder is seldom the config's)."""
+    from zerocopy.catalog import CATALOG
+
+    if key == "labels" or (key == "model" and value not in CATALOG):
+        path = Path(os.path.expanduser(str(value)))
+        if not path.is_absolute() and (base / path).exists():
+            return str(base / path)
+        return str(path)
+    return value
+
+
+def _check_model(settings: dict[str, Any], where: str, problem: Callable[[str, str], None]) -> None:
+    from zerocopy.catalog import CATALOG
+
+    model = settings.get("model")
+    if isinstance(model, str) and model not in CATALOG and not Path(model).exists():
+        problem(where, f"model: {model!r} is neither a catalogue model ({', '.join(CATALOG)}) nor a file")
+
+
+def load_config(path: str | Path, env: dict[str, str] | None = None) -> ServeConfig:
+    """The config at `path`, checked whole; `ServeConfigError` with every problem, one line each.
+    `env`: where `${NAME}` is looked up (default: the process's environment)."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise ServeConfigError([f"cannot read it: {e.strerror or e}"]) from None
+    except UnicodeDecodeError:
+        raise ServeConfigError(["not a text file (TOML is UTF-8)"]) from None
+    except tomllib.TOMLDecodeError as e:
+        raise ServeConfigError([f"not valid TOML: {e}"]) from None
+    return parse_config(raw, env=os.environ.copy() if env is None else env, base=path.resolve().parent,
+                        name=str(path))
+
+
+def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str = "") -> ServeConfig:
+    """A parsed TOML document checked into a `ServeConfig` (see `load_config`)."""
+    problem = _Problems()
+    fill = Filler(env, base, problem)
+    given_cameras = {k: v for k, v in raw.get("cameras", {}).items() if isinstance(v, dict)} \
+        if isinstance(raw.get("cameras"), dict) else {}
+    raw = fill.table(raw)
+    _unknown("", sorted(set(raw) - set(TOP_KEYS)), list(TOP_KEYS), problem,
+             f"the top-level keys are {', '.join(TOP_KEYS)}")
+
+    node = raw.get("node")
+    if node is None:
+        node = default_node()
+    elif not isinstance(node, str) or not _NAME.match(node):
+        problem("", "node must be a name of letters, digits, - and _ (an MQTT topic level)")
+        node = default_node()
+
+    publish = None
+    table = _table(raw, "publish", problem)
+    if table is not None:
+        _unknown("publish", sorted(set(table) - set(PUBLISH_KEYS)), list(PUBLISH_KEYS), problem,
+                 f"[publish] takes {', '.join(PUBLISH_KEYS)}")
+        url, ca = table.get("url"), table.get("ca")
+        if ca is not None and (not isinstance(ca, str) or not ca):
+            problem("publish", "ca must be the path of a CA certificate file")
+            ca = None
+        elif ca is not None:
+            ca = str(base / os.path.expanduser(ca))
+        if not isinstance(url, str) or not url:
+            problem("publish", "url is missing (e.g. url = \"mqtt://127.0.0.1:1883/zerocopy\")")
+            url = None
+        else:
+            from zerocopy.publish.target import MqttTarget
+
+            try:
+                MqttTarget.parse(url, ca=ca)  # the publisher's own check of its URL
+            except ConfigError as e:
+                problem("publish", f"url: {fill.mask(str(e))}")
+        detections = _bool(table, "detections", "publish", False, problem)
+        if url is not None:
+            publish = PublishConfig(url=url, ca=ca, detections=detections)
+
+    http = HttpConfig()
+    table = _table(raw, "http", problem)
+    if table is not None:
+        _unknown("http", sorted(set(table) - set(HTTP_KEYS)), list(HTTP_KEYS), problem, "[http] takes listen")
+        listen = table.get("listen", DEFAULT_LISTEN)
+        if not isinstance(listen, str):
+            problem("http", f"listen must be a string \"HOST:PORT\", not a {type(listen).__name__}")
+        else:
+            try:
+                parse_listen(listen)
+                http = HttpConfig(listen=listen)
+            except ValueError as e:
+                problem("http", f"listen: {e}")
+
+    defaults: dict[str, Any] = {}
+    table = _table(raw, "defaults", problem)
+    if table is not None:
+        defaults = _check_settings(table, "defaults", problem, fill.mask, base)
+
+    cameras: list[CameraConfig] = []
+    table = _table(raw, "cameras", problem)
+    unfilled = {name: set(cam) - set((table or {}).get(name, {})) for name, cam in given_cameras.items()}
+    if not table:
+        problem("", "no camera: add at least one [cameras.NAME] table with its url")
+    for cam_name, cam in (table or {}).items():
+        where = f"cameras.{cam_name}"
+        if not _NAME.match(cam_name):
+            problem(where, "a camera's name holds only letters, digits, - and _ (it is an MQTT topic level)")
+        if not isinstance(cam, dict):
+            problem(where, f"a camera is a table ([{where}]) with its url, not a {type(cam).__name__}")
+            continue
+        url = cam.get("url")
+        if (not isinstance(url, str) or not url.strip()) and "url" not in unfilled.get(cam_name, ()):
+            problem(where, "url is missing (the camera's stream: rtsp://…, http://…, /dev/video0)")
+        enabled = _bool(cam, "enabled", where, True, problem)
+        publishes = _bool(cam, "publish", where, True, problem)
+        if publishes and "publish" in cam and publish is None:
+            problem(where, "publish = true but there is no [publish] table with the broker's url")
+        before = len(problem.lines)
+        own = _check_settings({k: v for k, v in cam.items() if k not in CAMERA_KEYS}, where, problem, fill.mask,
+                              base)
+        settings = {**defaults, **own}
+        try:
+            RunConfig.make(settings)  # the settings together (each was checked alone above)
+        except ConfigError as e:
+            if len(problem.lines) == before:
+                problem(where, fill.mask(str(e)))
+        _check_model(settings, where, problem)
+        if isinstance(url, str) and url.strip():
+            cameras.append(CameraConfig(name=cam_name, url=url.strip(), settings=settings, enabled=enabled,
+                                        publish=publishes and publish is not None))
+    if cameras and not any(c.enabled for c in cameras) and not problem.lines:
+        problem("", "every camera has enabled = false")
+    if problem.lines:
+        raise ServeConfigError([fill.mask(line) for line in problem.lines])
+    return ServeConfig(cameras=cameras, publish=publish, http=http, node=node, path=name)

@@ -1,0 +1,202 @@
+"""`zerocopy serve`'s engine: the cameras of a config, run at once.
+
+Cameras that compile the same way (same model and run settings; `detect_fps` and `classes` may differ,
+they are each camera's own: `config.INPUT_SETTINGS`) share one `Detector`, so one compiled model and
+one request queue, in one parallel run on a thread of its own. Each camera reconnects on its own
+(`reconnect`, `retry_open`: one that is down at start is waited for), is tracked, and its events go to
+the broker; a run that ends anyway (every camera gave up, or the path failed) starts again after a
+back-off. `stop()` ends every run after the frames in flight, publishes the `end` of every open
+object and closes the publisher.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from zerocopy.config import INPUT_SETTINGS, RunConfig
+from zerocopy.errors import ZeroCopyError
+from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
+from zerocopy.serve.cameras import Camera, CameraSink
+from zerocopy.serve.config import SERVICE_SETTINGS
+from zerocopy.serve.status import CameraStatus
+from zerocopy.sources import redact, redact_text
+
+RESTART_S = (1.0, 30.0)  # a run that ended is started again after 1 s, doubling to 30 s
+
+
+class Group:
+    """Cameras that share one compiled model: one `Detector`, one parallel run at a time."""
+
+    def __init__(self, settings: dict[str, Any], cameras: list[Any], say: Callable[[str], None],
+                 node: str | None = None):
+        self.settings, self.configs, self.say = settings, cameras, say
+        self.node = node
+        self.detector = None
+        model = settings.get("model", RunConfig().model)
+        self.cameras = [Camera(c.name, redact(c.url), model) for c in cameras]
+        self.thread: threading.Thread | None = None
+        self.stopping = threading.Event()
+        self.with_detections = False
+
+    def start(self, publisher: Any, pictures: bool, detections: bool = False) -> None:
+        self.with_detections = detections
+        self.thread = threading.Thread(target=self._serve, args=(publisher, pictures), daemon=True,
+                                       name=f"zerocopy-serve-{self.cameras[0].name}")
+        self.thread.start()
+
+    def _serve(self, publisher: Any, pictures: bool) -> None:
+        from zerocopy.api import Detector
+
+        delay = RESTART_S[0]
+        run_settings = {**self.settings, **SERVICE_SETTINGS, **({"node": self.node} if self.node else {})}
+        while not self.stopping.is_set():
+            try:
+                with Detector(config=RunConfig.make(run_settings), log=self.say) as det:
+                    self.detector = det
+                    if not self.stopping.is_set():
+                        self._run(det, publisher, pictures)
+                    delay = RESTART_S[0]
+            except Exception as e:  # the model or every path refused (or a bug): said, and tried again later
+                why = redact_text(str(e) if isinstance(e, ZeroCopyError)
+                                  else f"internal error: {type(e).__name__}: {e}")
+                for camera in self.cameras:
+                    with camera.lock:
+                        camera.state, camera.error = "failed", why
+                if not self.stopping.is_set():
+                    self.say(f"cameras {', '.join(c.name for c in self.cameras)}: {why}")
+            if self.stopping.wait(delay):
+                break
+            delay = min(delay * 2, RESTART_S[1])
+
+    def _run(self, det: Any, publisher: Any, pictures: bool) -> None:
+        from zerocopy.sinks.mqtt import MqttSink
+
+        names = det.names or ()
+        sinks: list = [CameraSink(self.cameras)]
+        if publisher is not None and any(getattr(c, "publish", True) for c in self.configs):
+            sinks.append(PublishingCameras(
+                MqttSink(publisher, names, [c.name for c in self.cameras], detections=self.with_detections),
+                [getattr(c, "publish", True) for c in self.configs]))
+        per_input = [{k: v for k, v in c.settings.items() if k in INPUT_SETTINGS} for c in self.configs]
+        events = det.events([c.url for c in self.configs], keep_images=pictures, parallel=len(self.configs) > 1,
+                            cameras=[c.name for c in self.configs], per_input=per_input)
+        try:
+            for event in events:
+                if isinstance(event, FrameDone):
+                    self.cameras[event.input].path = det.path
+                    for sink in sinks:
+                        sink.write(event.frame, event.detections, input=event.input)
+                        if event.events:
+                            sink.on_events(event.events, input=event.input)
+                elif isinstance(event, InputBegin):
+                    camera = self.cameras[event.input]
+                    with camera.lock:
+                        camera.damage = lambda i=event.input, det=det: det.damage_now(i)
+                        camera.error = None
+                    for sink in sinks:
+                        sink.begin(event.source, event.rate, input=event.input)
+                elif isinstance(event, InputEnd):
+                    for sink in sinks:
+                        if event.events:
+                            sink.on_events(event.events, input=event.input)
+                    self.cameras[event.input].ended(event.outcome)
+        finally:
+            events.close()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        det = self.detector
+        if det is not None:
+            det.stop()
+
+    def join(self, timeout: float) -> bool:
+        if self.thread is not None:
+            self.thread.join(timeout)
+            return not self.thread.is_alive()
+        return True
+
+
+def group_cameras(cameras: Sequence[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
+    """Cameras by what they compile: their settings without the per-camera ones (`INPUT_SETTINGS`)."""
+    groups: dict[str, tuple[dict[str, Any], list[Any]]] = {}
+    for c in cameras:
+        shared = {k: v for k, v in c.settings.items() if k not in INPUT_SETTINGS}
+        key = json.dumps(shared, sort_keys=True, default=str)
+        groups.setdefault(key, (shared, []))[1].append(c)
+    return list(groups.values())
+
+
+class PublishingCameras:
+    """The publishing sink, for the inputs whose camera publishes (`publish = false` keeps one off the broker)."""
+
+    def __init__(self, sink: Any, publishes: Sequence[bool]):
+        self.sink, self.publishes = sink, list(publishes)
+
+    def begin(self, source: str, rate: float, input: int = 0) -> None:
+        pass
+
+    def write(self, frame: Any, detections: Any, input: int = 0) -> None:
+        if self.publishes[input]:
+            self.sink.write(frame, detections, input=input)
+
+    def on_events(self, events: Sequence[Any], input: int = 0) -> None:
+        if self.publishes[input]:
+            self.sink.on_events(events, input=input)
+
+
+class Engine:
+    """Runs a `ServeConfig`'s cameras; the HTTP side's `StatusSource`. `node`: the box's name in events."""
+
+    def __init__(self, cameras: Sequence[Any], publisher: Any = None, pictures: bool = True,
+                 say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None):
+        self.publisher, self.pictures, self.say = publisher, pictures, say
+        self.publish_detections = publish_detections
+        self.groups = [Group(settings, members, say, node) for settings, members in group_cameras(
+            [c for c in cameras if getattr(c, "enabled", True)])]
+        self._by_name = {cam.name: (cam, g) for g in self.groups for cam in g.cameras}
+        for cam, _ in self._by_name.values():
+            if publisher is not None:
+                cam.events_dropped = lambda: int(publisher.stats().get("events", {}).get("dropped", 0))
+
+    def start(self) -> None:
+        for g in self.groups:
+            g.start(self.publisher, self.pictures, self.publish_detections)
+
+    def stop(self, timeout: float = 2.0) -> bool:
+        """Stop every run (frames in flight finish, open objects end) and close the publisher; True if
+        everything ended within `timeout` seconds."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        for g in self.groups:
+            g.stop()
+        ended = all(g.join(max(0.0, deadline - time.monotonic() - 0.3)) for g in self.groups)
+        if self.publisher is not None:
+            self.publisher.close(timeout=max(0.2, deadline - time.monotonic()))
+        return ended
+
+    # --- StatusSource ---------------------------------------------------------------------------
+    def publisher_stats(self) -> dict[str, Any] | None:
+        return self.publisher.stats() if self.publisher is not None else None
+
+    def cameras(self) -> list[CameraStatus]:
+        return [cam.status() for cam, _ in self._by_name.values()]
+
+    def latest_jpeg(self, name: str) -> bytes | None:
+        found = self._by_name.get(name)
+        if found is None:
+            return None
+        cam, group = found
+        det = group.detector
+        return cam.latest_jpeg(det.names or () if det is not None else ())
+
+    def healthy(self) -> tuple[bool, str]:
+        states = [cam.status().state for cam, _ in self._by_name.values()]
+        if not states:
+            return False, "no camera is enabled"
+        if all(s == "failed" for s in states):
+            return False, "every camera failed"
+        return True, "ok"

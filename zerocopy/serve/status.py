@@ -1,0 +1,37 @@
+"""One camera's status as `/api/cameras` and `/metrics` show it: a snapshot, made when asked."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+STATES = ("starting", "running", "reconnecting", "stopped", "failed")
+
+
+@dataclass(frozen=True)
+class CameraStatus:
+    """`source` is redacted (no password); `path` is None until the camera's first frame; rates are over the
+    last seconds (`serve.cameras.WINDOW_S`), latency (arrival → result, ms) over the last inferred frames;
+    counters are since the start; `events_dropped` is the box's (the publisher's queue is shared)."""
+
+    name: str
+    source: str
+    model: str
+    path: str | None
+    state: str
+    fps: float
+    inference_fps: float
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    frames: int
+    inferences: int
+    reconnects: int
+    dropped_frames: int
+    events: int
+    events_dropped: int
+    last_frame_time: float | None
+    error: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
