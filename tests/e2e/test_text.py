@@ -118,7 +118,7 @@ def test_the_score_is_the_plain_models_on_the_same_crop(upright, upside_down, co
     pull("text-direction")
     plain = core.read_model(str(model_dir(entry) / entry.filename))
     plain.reshape({plain.inputs[0]: [1, 3, 48, 192]})  # the file's input is [?, 3, ?, ?]
-    plain = core.compile_model(plain, "CPU")
+    plain = core.compile_model(plain, "CPU", {"INFERENCE_PRECISION_HINT": "f32"})  # as zerocopy runs region models
     feed = PlanesRoiFeed(WrappedModel(core, resolve_spec("text-direction", core=core, task="classify"), "bgr"))
     checked = 0
     for clip, _ in (upright, upside_down):
