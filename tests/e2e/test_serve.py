@@ -177,6 +177,11 @@ def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(t
         assert elapsed < STOP_BOUND_S, f"serve took {elapsed:.1f} s to stop"  # see STOP_BOUND_S
         wait_until(lambda: sub.on("zc/available/box-a")[-1:] == ["offline"], 10, "`offline` published")
         assert not any("Traceback" in line for line in serve.err), serve.err
+        # the log says what /metrics shows: the drop and the return, the broker's connection
+        said = [line for line in serve.err if "camera front:" in line]
+        assert any(line.endswith("front: reconnecting") for line in said), serve.err
+        assert any(line.endswith("front: running") for line in said[1:]), serve.err
+        assert any("broker mqtt://" in line and line.endswith("connected") for line in serve.err), serve.err
         # every open object was ended before the exit
         for camera in ("front", "back"):
             events = [p for p in sub.on(f"zc/{camera}/events") if isinstance(p, dict)]

@@ -185,6 +185,10 @@ def test_report_dash_prints_the_report_on_stdout(clips, tmp_path, capsys, monkey
     assert not (tmp_path / "-").exists()
     assert detect_quiet(clip, "--report", "-", "--json", "-") == 1
     assert "stdout" in one_line_error(capsys)
+    assert detect_quiet(clip, "--events", "-", "--json", "-") == 1  # two streams of lines would interleave
+    assert "cannot write --events -: --json - writes to stdout too" in one_line_error(capsys)
+    assert detect_quiet(clip, "--events", "/dev/stdout", "--report", "-") == 1
+    assert "stdout" in one_line_error(capsys)
 
 
 def test_json_to_dev_stdout_is_stdout(clips, capsys, face_model_path):

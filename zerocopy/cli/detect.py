@@ -127,8 +127,10 @@ def claim_outputs(args, videos: Sequence[tuple[str, str | None]] | None = None,
     from zerocopy.sinks.files import STDOUT, Target, claim
     from zerocopy.sinks.video import output_names
 
-    if args.json == STDOUT and args.report == STDOUT:
-        raise ZeroCopyError("cannot write --report -: --json - writes to stdout too")
+    on_stdout = [option for option, target in (("--json", args.json), ("--report", args.report), *others)
+                 if target == STDOUT]
+    if len(on_stdout) > 1:
+        raise ZeroCopyError(f"cannot write {on_stdout[1]} -: {on_stdout[0]} - writes to stdout too")
     try:
         inputs = expand_inputs(list(args.inputs))
     except ZeroCopyError:
@@ -288,7 +290,17 @@ def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what
         if args.output and sinks.get("share", 0) >= 0.2:
             say(f"writing the annotated video took {round(100 * sinks['share'])}% of the time (without it: roughly "
                 f"{sinks['fps_without']} fps; leave out --output to measure the pipeline alone)")
+    tracking, published = report.get("tracking"), report.get("publish")
+    if tracking and not args.quiet:
+        labels = ", ".join(f"{label} {t['objects']} (mean {t['mean_dwell_s']} s)"
+                           for label, t in tracking["per_label"].items())
+        say(f"tracked {tracking['objects']} object(s){': ' + labels if labels else ''}")
+    if published and (not args.quiet or published["dropped"] or not published["published"]):
+        trouble = f" (last error: {published['last_error']})" if published.get("last_error") else ""
+        say(f"published {published['published']} message(s) to {published['target']}, "
+            f"{published['dropped']} dropped{trouble}")
     if result.interrupted:
         say("interrupted; everything written so far is complete")
         return EXIT_TERMINATED if stopped.signal == signal.SIGTERM else EXIT_INTERRUPTED
-    return EXIT_FAIL if any(o.error for o in result.inputs) else EXIT_OK
+    undelivered = bool(published and published["dropped"] and not published["published"])  # the broker never took one
+    return EXIT_FAIL if undelivered or any(o.error for o in result.inputs) else EXIT_OK

@@ -40,8 +40,9 @@ def cmd_serve(args, say: Callable[[str], None]) -> int:
         say(f"serving {len(engine.cameras())} camera(s) on {len(engine.groups)} compiled model(s) as node "
             f"{config.node}; status on http://{server.address}/api/cameras")
         engine.start()
+        watch = StateLog(engine, publisher, say)
         while not stop.wait(0.5):
-            pass
+            watch.check()
     say("stopping")
     ended = engine.stop(timeout=2.0)
     server.close()
@@ -59,3 +60,31 @@ def _publisher(config, say: Callable[[str], None]):
     target = MqttTarget.parse(config.publish.url, ca=config.publish.ca)
     say(f"publishing events to {target}")
     return MqttPublisher(target, node=config.node)
+
+
+class StateLog:
+    """Says on stderr (the journal, under systemd) when a camera's state changes (running, reconnecting,
+    failed, stopped: with its error) and when the broker connection is made or lost: what `/metrics` shows,
+    for someone reading the log."""
+
+    def __init__(self, engine, publisher, say: Callable[[str], None]):
+        self.engine, self.publisher, self.say = engine, publisher, say
+        self._states: dict[str, str] = {}
+        self._connected: bool | None = None
+
+    def check(self) -> None:
+        for cam in self.engine.cameras():
+            before = self._states.get(cam.name)
+            if cam.state != before and not (before is None and cam.state == "starting"):
+                why = f": {cam.error}" if cam.error and cam.state == "failed" else ""
+                self.say(f"camera {cam.name}: {cam.state}{why}" + (f" ({cam.path} path)" if cam.state == "running"
+                                                                    and before in (None, "starting") else ""))
+            self._states[cam.name] = cam.state
+        if self.publisher is not None:
+            stats = self.publisher.stats()
+            if stats["connected"] != self._connected and (self._connected is not None or stats["connected"]
+                                                          or stats["errors"]):
+                self.say(f"broker {stats['target']}: " + ("connected" if stats["connected"] else
+                         f"not connected ({stats['last_error'] or 'no answer yet'}); events are queued, "
+                         f"{stats['dropped']} dropped so far"))
+                self._connected = stats["connected"]

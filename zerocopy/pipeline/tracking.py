@@ -37,6 +37,7 @@ class InputTracks:
         self.node = config.node or default_node()
         self._open: dict[int, tuple[Tracker, ObjectEvents, float]] = {}
         self._last: dict[int, float] = {}  # per input: its last frame's Unix time
+        self._t: dict[int, float] = {}  # and its media time
         self._totals: dict[str, list[float]] = {}  # ended inputs' objects per label: [count, summed dwell]
 
     def begin(self, input: int, source: str, rate: float, detect_fps: float | None = None) -> None:
@@ -55,15 +56,34 @@ class InputTracks:
         events they make. `detections` None: the frame was not inferred; its boxes are where the tracks
         predict them, and it makes no event."""
         tracker, events, rate = self._open[input]
-        t = media_time(frame, rate)
-        self._last[input] = wall = wall_time(frame)
+        t, wall = media_time(frame, rate), wall_time(frame)
+        ended = self._restart(input, frame, t, wall)
+        self._last[input] = wall
         if detections is None:
             predicted, ids = tracker.predict(t)
             ids = events.confirmed(ids)
-            return predicted[ids >= 0].with_ids(ids[ids >= 0]), []
+            return predicted[ids >= 0].with_ids(ids[ids >= 0]), ended
         tracked = detections.with_ids(tracker.update(detections, t))
-        made = events.update(tracked, t, wall)
-        return tracked.with_ids(events.confirmed(tracked.tracker_id)), made
+        made = events.update(tracked, t, wall, tracker.born)
+        return tracked.with_ids(events.confirmed(tracked.tracker_id)), ended + made
+
+    def _restart(self, input: int, frame: PreparedFrame, t: float, wall: float) -> list[ObjectEvent]:
+        """A new time base: the input's timestamps went back (a looping or restarted stream) or jumped ahead
+        by more than `max_lost`, or a live input sent nothing for longer than that (an outage; the decoder
+        carries timestamps on across a reconnection). Every open object ends at the last frame before it,
+        and tracking starts again."""
+        tracker, events, rate = self._open[input]
+        last = self._t.get(input)
+        self._t[input] = t
+        if last is None:
+            return []
+        max_lost = self.config.max_lost
+        went_back = t < last - 0.5 / (rate or 30.0)
+        away = t - last > max_lost or (frame.arrived is not None and wall - self._last[input] > max_lost)
+        if not (went_back or away):
+            return []
+        tracker.reset()
+        return events.finish(self._last[input])
 
     def end(self, input: int) -> list[ObjectEvent]:
         """The input ended (or the run stopped): an `end` for every object still open, at its last frame."""
@@ -71,6 +91,7 @@ class InputTracks:
         if found is None:
             return []
         events = found[1]
+        self._t.pop(input, None)
         out = events.finish(self._last.pop(input, time.time()))
         for label, (count, dwell) in events.totals.items():
             total = self._totals.setdefault(label, [0, 0.0])

@@ -178,11 +178,29 @@ def _relative(key: str, value: Any, base: Path) -> Any:
 
 
 def _check_model(settings: dict[str, Any], where: str, problem: Callable[[str, str], None]) -> None:
-    from zerocopy.catalog import CATALOG
+    """The model exists, and a catalogue model has the `classes` asked of it (else the camera's whole group
+    would fail at every start, each camera sharing the compiled model with it included)."""
+    from zerocopy.catalog import CATALOG, DEFAULT_MODEL
+    from zerocopy.postprocess import label_indices
 
-    model = settings.get("model")
+    model = settings.get("model", DEFAULT_MODEL)
     if isinstance(model, str) and model not in CATALOG and not Path(model).exists():
         problem(where, f"model: {model!r} is neither a catalogue model ({', '.join(CATALOG)}) nor a file")
+    elif model in CATALOG and settings.get("classes") and not settings.get("labels"):
+        try:
+            label_indices(RunConfig.make({"classes": settings["classes"]}).classes or (), CATALOG[model].labels)
+        except ConfigError as e:
+            problem(where, f"classes: {e}")
+
+
+def _check_url(url: str, where: str, problem: Callable[[str, str], None]) -> None:
+    """A camera is a stream or a device: a file would be read to its end at full speed and started again
+    for ever (use `zerocopy detect` for files)."""
+    from zerocopy.sources import source_kind
+
+    if source_kind(url) == "file":
+        problem(where, f"url: {redact(url)!r} is a file, not a camera: serve runs streams (rtsp://, http://, "
+                "udp://…) and devices (/dev/video0); `zerocopy detect` runs files")
 
 
 def load_config(path: str | Path, env: dict[str, str] | None = None) -> ServeConfig:
@@ -292,6 +310,7 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
                 problem(where, fill.mask(str(e)))
         _check_model(settings, where, problem)
         if isinstance(url, str) and url.strip():
+            _check_url(url.strip(), where, problem)
             cameras.append(CameraConfig(name=cam_name, url=url.strip(), settings=settings, enabled=enabled,
                                         publish=publishes and publish is not None))
     if cameras and not any(c.enabled for c in cameras) and not problem.lines:

@@ -133,16 +133,24 @@ class ObjectEvents:
     def _sent(self, obj: _Object, pts: float) -> None:
         obj.sent_pts, obj.sent_box, obj.sent_score = pts, obj.box.copy(), obj.score
 
-    def update(self, tracked: Detections, pts: float, wall: float) -> list[ObjectEvent]:
+    def update(self, tracked: Detections, pts: float, wall: float,
+               born: dict[int, float] | None = None) -> list[ObjectEvent]:
         """The events of an inferred frame at `pts` (media seconds; `wall` its Unix time) whose boxes carry
-        their ids (`tracked.tracker_id`, -1 for a box no track holds)."""
+        their ids (`tracked.tracker_id`, -1 for a box no track holds). `born`: for ids new at this frame,
+        when their object was first seen (an earlier inferred frame, where it had no id yet)."""
         out: list[ObjectEvent] = []
         ids = tracked.tracker_id if tracked.tracker_id is not None else np.full(len(tracked), -1)
         for i in np.flatnonzero(np.asarray(ids) >= 0):
             tid, box, score = int(ids[i]), np.asarray(tracked.xyxy[i], np.float64), float(tracked.scores[i])
             obj = self._objects.get(tid)
+            if obj is not None and pts - obj.last_pts > self.max_lost:  # gone too long: that object ended
+                out += self._end(self._objects.pop(tid), wall)
+                obj = None
             if obj is None:
-                obj = self._objects[tid] = _Object(tid, self._label(int(tracked.labels[i])), pts, wall, box, score)
+                first = (born or {}).get(tid, pts)
+                obj = self._objects[tid] = _Object(tid, self._label(int(tracked.labels[i])), first,
+                                                   wall - (pts - first), box, score)
+                obj.hits = int(first < pts)  # its first sighting, in an earlier frame
             obj.see(box, score, pts, wall)
             if obj.event_id is None and obj.hits >= self.min_hits:
                 obj.event_id = f"{obj.first_wall:.6f}-{''.join(secrets.choice(_ID_CHARS) for _ in range(6))}"

@@ -45,11 +45,19 @@ class Tracker:
         rate = rate if rate and rate > 0 else 30.0
         self.lost_frames = max(1, math.ceil(max_lost * rate))
         self.buffer = min(1.0, 0.3 * max(1.0, 15.0 / rate))
+        self._next = 1  # ids stay unique within the input, across `reset()`
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every track (the input's time started again, or it was away longer than `max_lost`)."""
         self._trackers: dict[int, object] = {}
         self._ids: dict[tuple[int, int], int] = {}  # (label, ByteTrack's id) → this input's id
-        self._next = 1
         # the boxes of the last inferred frame, for `predict`: id → (t, box, velocity px/s, score, label)
         self._seen: dict[int, tuple[float, np.ndarray, np.ndarray, float, int]] = {}
+        self._previous: float | None = None  # the time of the last `update`
+        # ids given at the last `update` → when their object was first seen: ByteTrack confirms a track on
+        # its second sighting, in the inferred frame after its first (an unmatched new track is dropped)
+        self.born: dict[int, float] = {}
 
     def _make(self):
         with warnings.catch_warnings():
@@ -67,6 +75,7 @@ class Tracker:
         confirms a new track on its second sighting)."""
         ids = np.full(len(detections), -1, np.int64)
         labels = np.asarray(detections.labels, np.int64)
+        self.born = {}
         for label in sorted(set(labels.tolist()) | set(self._trackers)):
             tracker = self._trackers.get(label)
             if tracker is None:
@@ -83,6 +92,7 @@ class Tracker:
                     ids[i] = self._id(label, int(ext))
             self._forget(label, tracker)
         self._remember(detections, ids, t)
+        self._previous = t
         return ids
 
     def _buffered(self, xyxy: np.ndarray) -> np.ndarray:
@@ -93,6 +103,8 @@ class Tracker:
         key = (label, ext)
         if key not in self._ids:
             self._ids[key] = self._next
+            if self._previous is not None:
+                self.born[self._next] = self._previous
             self._next += 1
         return self._ids[key]
 

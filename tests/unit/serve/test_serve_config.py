@@ -231,3 +231,19 @@ def test_check_of_a_good_config(tmp_path, capsys, monkeypatch):
     assert main(["serve", str(path), "--check"]) == 0
     out = capsys.readouterr()
     assert "3 camera(s), no problem found" in out.err and "s3cr3t-pw" not in out.err + out.out
+
+
+def test_classes_the_model_lacks_are_a_problem_of_that_camera_alone(tmp_path):
+    """A class the catalogue model does not have would fail every start of the whole group (every camera
+    sharing its compiled model): it is a config problem, named with the model's classes."""
+    found = problems(tmp_path, '[cameras.door]\nurl = "rtsp://a.lan/1"\nmodel = "face"\nclasses = ["person"]\n'
+                               '[cameras.yard]\nurl = "rtsp://b.lan/1"\nmodel = "face"\n'
+                               '[cameras.road]\nurl = "rtsp://c.lan/1"\nmodel = "objects"\nclasses = "person,car"\n')
+    assert found == ["[cameras.door] classes: the model has no class 'person'; its classes: face"]
+
+
+def test_a_file_is_not_a_camera(tmp_path):
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"")
+    found = problems(tmp_path, f'[cameras.a]\nurl = "{clip}"\n[cameras.b]\nurl = "/dev/video0"\n')
+    assert len(found) == 1 and found[0].startswith("[cameras.a] url: ") and "is a file, not a camera" in found[0]
