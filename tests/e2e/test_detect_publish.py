@@ -117,3 +117,45 @@ def test_a_broker_that_is_not_there_is_said_and_fails_the_run(tmp_path, clips):
     last = proc.stderr.strip().splitlines()[-1]
     assert f"published 0 message(s) to {url}, 2 dropped" in last and "Connection refused" in last, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_ten_second_broker_outage_mid_run(tmp_path):
+    """The issue's target at the level of a run: the broker is away for 10 s while a live camera is being
+    detected. The run never waits for it (every frame, latency as without it), reconnects, the events of the
+    outage and after it arrive (a persistent subscriber, as a real consumer keeps), and every event is counted
+    once in the report."""
+    from broker import Subscriber
+
+    clip = tmp_path / "walks.ts"
+    passes = write_passes_clip(clip, passes=5, walk_s=2.5, gap_s=2.0, fps=FPS, width=480, height=270, seed=7)
+    report = tmp_path / "report.json"
+    broker = Broker(persistent=True)
+    try:
+        broker.start()
+        Subscriber(broker, "cams/#", session="zc-test-run-outage").close()  # the session keeps what comes meanwhile
+        with LiveServer(clip, "http", lifetime=90) as camera:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "zerocopy", "detect", camera.url, "--path", "software", "--publish",
+                 broker.url("cams"), "--name", "door", "--report", str(report), "--quiet"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            time.sleep(1.0)  # the run's first second, with the broker there (the camera's pace, not a wait)
+            broker.stop()
+            time.sleep(10.0)  # the outage
+            broker.start()
+            _, err = proc.communicate(timeout=90)
+        assert proc.returncode == 0, err
+        r = json.loads(report.read_text())
+        assert r["frames"] == r["inputs"][0]["frames"] > 0 and r["latency"]["p95_ms"] < 1000, r["latency"]
+        pub = r["publish"]
+        assert pub["reconnects"] >= 1 and pub["errors"] >= 1 and pub["dropped"] == 0 and pub["queued"] == 0, pub
+        with Subscriber(broker, "cams/#", session="zc-test-run-outage") as sub:
+            def pairs() -> set[tuple[str, str]]:  # QoS 1 is at least once: a resend after the outage may repeat one
+                return {(e["id"], e["type"]) for e in sub.on("door/events")}
+
+            wait_until(lambda: len(pairs()) >= pub["published"], 30, "every event")
+            got = pairs()
+    finally:
+        broker.close()
+    ids = {i for i, _ in got}
+    assert len(ids) == len(passes) and len(got) == pub["published"], sorted(got)
+    assert got == {(i, kind) for i in ids for kind in ("new", "end")}  # each object from `new` to `end`
