@@ -21,8 +21,11 @@ SELF=$(readlink -f "$0")
 REPO=$(cd "$(dirname "$SELF")/.." && pwd)
 VAROOT=${ZEROCOPY_VA_ROOT:-/var/cache/zerocopy/va-stack}
 SUITE=forky
+# mosquitto: the tests' real MQTT broker. Installed here with the rest, because inside the root
+# scripts/install-system-deps.sh's own `apt-get update` would stop on the snapshot's expired Release file.
 PACKAGES=(python3-dev python3-venv build-essential pkg-config make ffmpeg libavcodec-dev libavformat-dev
-          libavdevice-dev libavfilter-dev libavutil-dev libswscale-dev libswresample-dev libva-dev)
+          libavdevice-dev libavfilter-dev libavutil-dev libswscale-dev libswresample-dev libva-dev
+          mosquitto mosquitto-clients)
 # Bump when the recipe below changes: a cached root with another recipe is rebuilt.
 RECIPE="zerocopy-va-stack 1; debootstrap --variant=minbase $SUITE (sid script); ${PACKAGES[*]}"
 STAMP=.zerocopy-va-stack
