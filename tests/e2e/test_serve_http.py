@@ -1,5 +1,6 @@
 """zerocopy.serve.http over a real engine (not started: its cameras fed real frames and detections by hand):
-/health, /metrics (Prometheus text, parsed), /api/cameras (JSON, sources redacted), latest.jpg, 404s. In the slow tier: it listens on a loopback port."""
+/health, /metrics (Prometheus text, parsed), /api/cameras (JSON, sources redacted), latest.jpg, 404s.
+In the slow tier: it listens on a loopback port."""
 
 import io
 import json
