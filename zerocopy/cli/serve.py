@@ -29,7 +29,7 @@ def cmd_serve(args, say: Callable[[str], None]) -> int:
     stop = threading.Event()
     with stop_on_signals(stop.set) as stopped:
         publisher = _publisher(config, say)
-        engine = Engine(config.cameras, publisher, pictures=True, say=say, node=config.node,
+        engine = Engine(config.cameras, publisher, pictures=config.http.snapshots, say=say, node=config.node,
                         publish_detections=bool(config.publish and config.publish.detections))
         server = StatusServer(config.http.listen, engine)
         try:

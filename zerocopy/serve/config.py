@@ -33,7 +33,7 @@ SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reco
 CAMERA_KEYS = ("url", "enabled", "publish")  # a camera's own keys, besides the run settings
 TOP_KEYS = ("node", "publish", "http", "defaults", "cameras")
 PUBLISH_KEYS = ("url", "ca", "detections")
-HTTP_KEYS = ("listen",)
+HTTP_KEYS = ("listen", "snapshots")
 _NAME = re.compile(r"^[A-Za-z0-9_-]+$")  # camera and node names: they are MQTT topic levels
 
 
@@ -72,6 +72,9 @@ class PublishConfig:
 @dataclass(frozen=True)
 class HttpConfig:
     listen: str = DEFAULT_LISTEN
+    # each camera's last picture kept for latest.jpg: free on the software path (the decoded frame), a
+    # full-size download of every frame on the VA paths
+    snapshots: bool = True
 
 
 @dataclass(frozen=True)
@@ -264,14 +267,16 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
     http = HttpConfig()
     table = _table(raw, "http", problem)
     if table is not None:
-        _unknown("http", sorted(set(table) - set(HTTP_KEYS)), list(HTTP_KEYS), problem, "[http] takes listen")
+        _unknown("http", sorted(set(table) - set(HTTP_KEYS)), list(HTTP_KEYS), problem,
+                 "[http] takes listen and snapshots")
         listen = table.get("listen", DEFAULT_LISTEN)
+        snapshots = _bool(table, "snapshots", "http", True, problem)
         if not isinstance(listen, str):
             problem("http", f"listen must be a string \"HOST:PORT\", not a {type(listen).__name__}")
         else:
             try:
                 parse_listen(listen)
-                http = HttpConfig(listen=listen)
+                http = HttpConfig(listen=listen, snapshots=snapshots)
             except ValueError as e:
                 problem("http", f"listen: {e}")
 

@@ -153,6 +153,7 @@ class Engine:
     def __init__(self, cameras: Sequence[Any], publisher: Any = None, pictures: bool = True,
                  say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None):
         self.publisher, self.pictures, self.say = publisher, pictures, say
+        self.snapshots = pictures  # (the HTTP side's word for it)
         self.publish_detections = publish_detections
         self.groups = [Group(settings, members, say, node) for settings, members in group_cameras(
             [c for c in cameras if getattr(c, "enabled", True)])]

@@ -22,7 +22,9 @@ from zerocopy.serve.status import STATES, CameraStatus
 
 
 class StatusSource(Protocol):
-    """What the server reads (the engine)."""
+    """What the server reads (the engine). `snapshots`: whether cameras keep a picture for latest.jpg."""
+
+    snapshots: bool
 
     def cameras(self) -> list[CameraStatus]: ...
     def latest_jpeg(self, name: str) -> bytes | None: ...
@@ -157,7 +159,9 @@ class _Handler(BaseHTTPRequestHandler):
             if parts[3] == "latest.jpg":
                 jpeg = source.latest_jpeg(name)
                 if jpeg is None:
-                    return _json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} has no frame yet"})
+                    why = "has no frame yet" if source.snapshots else \
+                         "keeps no snapshot ([http] snapshots = false)"
+                    return _json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} {why}"})
                 return HTTPStatus.OK, "image/jpeg", jpeg
         return _json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "
                                             "/api/cameras/NAME/latest.jpg"})

@@ -247,3 +247,9 @@ def test_a_file_is_not_a_camera(tmp_path):
     clip.write_bytes(b"")
     found = problems(tmp_path, f'[cameras.a]\nurl = "{clip}"\n[cameras.b]\nurl = "/dev/video0"\n')
     assert len(found) == 1 and found[0].startswith("[cameras.a] url: ") and "is a file, not a camera" in found[0]
+
+
+def test_snapshots_is_a_switch_of_http(tmp_path):
+    assert load_config(write(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\n'), env={}).http.snapshots is True
+    found = problems(tmp_path, '[http]\nsnapshots = "no"\n[cameras.a]\nurl = "rtsp://a.lan/1"\n')
+    assert len(found) == 1 and found[0].startswith("[http] snapshots")
