@@ -127,6 +127,8 @@ def test_bench_measures_the_region_stage_with_classify(clips, tmp_path, face_mod
         rois = r["paths"][name]["rois"]
         assert rois["regions"] >= 5 and rois["regions_per_s"] > 0, name  # one face a frame, after the warm-up
         assert 0 < rois["per_region_crop_ms"]["mean_ms"] <= rois["per_frame_ms"]["mean_ms"], name
+        # the cropping thread's CPU time cannot exceed its wall time (swscale runs in it, one thread)
+        assert 0 < rois["per_region_crop_cpu_ms"]["mean_ms"] <= rois["per_region_crop_ms"]["mean_ms"] + 0.02, name
     assert "software: regions (--classify): " in capsys.readouterr().out
     assert run_cli("bench", clip, "--model", "face", "--classes", "car", "--repeat", "1") == 2  # a usage error
     assert "no class 'car'; its classes: face" in capsys.readouterr().err

@@ -42,9 +42,12 @@ def _vs_baseline_line(name: str, vs: dict) -> str:
 
 
 def _rois_line(rois: dict) -> str:
-    """The region stage (`--classify`): how many regions, what each cost, what a frame with regions cost."""
-    return (f"regions (--classify): {rois['regions']:g} in the measured frames, crop "
-            f"{rois['per_region_crop_ms']['mean_ms']:.3f} ms/region (p95 {rois['per_region_crop_ms']['p95_ms']:.3f}), "
+    """The region stage (`--classify`): how many regions, what each cost (wall time, and the CPU time of the
+    thread that crops), what a frame with regions cost."""
+    crop, cpu = rois["per_region_crop_ms"], rois.get("per_region_crop_cpu_ms")
+    cpu_text = f"; CPU {cpu['mean_ms']:.3f} ms" if cpu else ""
+    return (f"regions (--classify): {rois['regions']:g} in the measured frames, crop {crop['mean_ms']:.3f} "
+            f"ms/region (p95 {crop['p95_ms']:.3f}{cpu_text}), "
             f"inference {rois['per_region_inference_ms']['mean_ms']:.2f} ms/region, "
             f"{rois['per_frame_ms']['mean_ms']:.2f} ms per frame with regions, {rois['regions_per_s']:g} regions/s")
 

@@ -70,8 +70,9 @@ def _median_stats(runs: list[dict]) -> dict:
 def _median_rois(rois: list[dict]) -> dict:
     """The region stage (`--classify`) over the repeats: medians of its counts and times."""
     out: dict = {k: round(statistics.median(r[k] for r in rois), 3) for k in ("regions", "regions_per_s")}
-    for key in ("per_region_crop_ms", "per_region_inference_ms", "per_frame_ms"):
-        out[key] = {stat: round(statistics.median(r[key][stat] for r in rois), 3) for stat in rois[0][key]}
+    for key in ("per_region_crop_ms", "per_region_crop_cpu_ms", "per_region_inference_ms", "per_frame_ms"):
+        if all(key in r for r in rois):
+            out[key] = {stat: round(statistics.median(r[key][stat] for r in rois), 3) for stat in rois[0][key]}
     return out
 
 

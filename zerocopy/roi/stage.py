@@ -32,7 +32,10 @@ ROI_NIREQ = 4  # regions in flight at once per region model
 class RoiTimes:
     """Region stage times: cropping and resizing per region, the whole stage per frame (with regions)."""
 
-    crop: Distribution = field(default_factory=Distribution)  # ms per region
+    crop: Distribution = field(default_factory=Distribution)  # ms per region (wall time)
+    # the same, in CPU time of the thread that crops: what cropping costs, without the waits for the cores and
+    # the GIL that inference and decoding (on other threads) make it share
+    crop_cpu: Distribution = field(default_factory=Distribution)
     inference: Distribution = field(default_factory=Distribution)  # ms per region (its share of the wall time)
     frame: Distribution = field(default_factory=Distribution)  # ms per frame that had regions
     regions: int = 0
@@ -40,11 +43,12 @@ class RoiTimes:
 
     def summary(self) -> dict[str, Any]:
         return {"regions": self.regions, "per_region_crop_ms": self.crop.summary(),
+                "per_region_crop_cpu_ms": self.crop_cpu.summary(),
                 "per_region_inference_ms": self.inference.summary(), "per_frame_ms": self.frame.summary(),
                 "regions_per_s": round(self.regions / self.seconds, 1) if self.seconds > 0 else 0.0}
 
     def reset(self) -> None:
-        for d in (self.crop, self.inference, self.frame):
+        for d in (self.crop, self.crop_cpu, self.inference, self.frame):
             d.reset()
         self.regions, self.seconds = 0, 0.0
 
@@ -144,13 +148,14 @@ class RoiStage:
             boxes = [i for i, c in zip(picked, crops, strict=True) if c is not None]
             if not boxes:
                 continue
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
             fed = model.feed(frame.source, [c for c in crops if c is not None])
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.thread_time()
             results = model.infer(fed)
             t2 = time.perf_counter()
             for _ in boxes:
                 self.times.crop.add((t1 - t0) * 1e3 / len(boxes))
+                self.times.crop_cpu.add((c1 - c0) * 1e3 / len(boxes))
                 self.times.inference.add((t2 - t1) * 1e3 / len(boxes))
             regions += len(boxes)
             for i, res, (_inputs, place, _keep) in zip(boxes, results, fed, strict=True):
