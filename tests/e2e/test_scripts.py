@@ -125,3 +125,14 @@ def test_setup_gpu_pins_match_the_files_the_package_index_serves(tmp_path):
     (tmp_path / "tampered.txt").write_text(text.replace(digest, off))
     bad = fetch_source(tmp_path / "tampered.txt")
     assert bad.returncode != 0 and "DO NOT MATCH THE HASHES" in bad.stderr
+
+
+def test_the_demo_runs_every_step(tmp_path):
+    """`make demo` (scripts/demo.py), the README's first command: every step ran and said what it found."""
+    proc = subprocess.run([sys.executable, "scripts/demo.py", "--out", str(tmp_path), "--frames", "50"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for line in ("faces found", "objects     ", "face-mesh   ", "events      "):
+        assert line in proc.stdout, proc.stdout
+    events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert events and {e["type"] for e in events} >= {"new", "end"}
