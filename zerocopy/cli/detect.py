@@ -219,7 +219,7 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
         if args.publish:
             from dataclasses import replace
 
-            out = replace(out, publisher=open_publisher(args.publish, args.mqtt_ca, detector.config, say))
+            out = replace(out, publisher=open_publisher(args.publish, args.mqtt_ca, detector.config.node, say))
         if args.anonymise:
             from dataclasses import replace
 
@@ -249,13 +249,14 @@ def _camera_names(args) -> tuple[str, ...]:
     return tuple(args.name)
 
 
-def open_publisher(url: str, ca: str | None, config, say: Callable[[str], None]):
-    """The MQTT publisher for `--publish` (connecting in the background: a broker that is down delays nothing)."""
+def open_publisher(url: str, ca: str | None, node: str | None, say: Callable[[str], None]):
+    """The MQTT publisher for `--publish` and serve's `[publish]` (connecting in the background: a broker that
+    is down delays nothing); `node` None: the host name."""
     from zerocopy.pipeline.tracking import default_node
     from zerocopy.publish import MqttPublisher, MqttTarget
 
     target = MqttTarget.parse(url, ca=ca)
-    publisher = MqttPublisher(target, node=config.node or default_node())
+    publisher = MqttPublisher(target, node=node or default_node())
     say(f"publishing events to {target}")
     return publisher
 

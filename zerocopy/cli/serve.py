@@ -11,7 +11,7 @@ from collections.abc import Callable
 def cmd_serve(args, say: Callable[[str], None]) -> int:
     import signal
 
-    from zerocopy.cli.detect import stop_on_signals
+    from zerocopy.cli.detect import open_publisher, stop_on_signals
     from zerocopy.cli.options import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
     from zerocopy.serve.config import ServeConfigError, load_config
     from zerocopy.serve.engine import Engine
@@ -28,7 +28,9 @@ def cmd_serve(args, say: Callable[[str], None]) -> int:
         return EXIT_OK
     stop = threading.Event()
     with stop_on_signals(stop.set) as stopped:
-        publisher = _publisher(config, say)
+        publisher = None
+        if config.publish is not None:
+            publisher = open_publisher(config.publish.url, config.publish.ca, config.node, say)
         engine = Engine(config.cameras, publisher, pictures=config.http.snapshots, say=say, node=config.node,
                         publish_detections=bool(config.publish and config.publish.detections))
         server = StatusServer(config.http.listen, engine)
@@ -49,17 +51,6 @@ def cmd_serve(args, say: Callable[[str], None]) -> int:
     if not ended:
         say("a camera did not stop within 2 s (its source was left to close on its own)")
     return EXIT_TERMINATED if stopped.signal == signal.SIGTERM else EXIT_INTERRUPTED if stopped.signal else EXIT_OK
-
-
-def _publisher(config, say: Callable[[str], None]):
-    """The MQTT publisher of the config's `[publish]`, or None."""
-    if config.publish is None:
-        return None
-    from zerocopy.publish import MqttPublisher, MqttTarget
-
-    target = MqttTarget.parse(config.publish.url, ca=config.publish.ca)
-    say(f"publishing events to {target}")
-    return MqttPublisher(target, node=config.node)
 
 
 class StateLog:

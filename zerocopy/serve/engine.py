@@ -22,6 +22,7 @@ from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
 from zerocopy.serve.cameras import Camera, CameraSink
 from zerocopy.serve.config import SERVICE_SETTINGS
 from zerocopy.serve.status import CameraStatus
+from zerocopy.sinks import NullSink
 from zerocopy.sources import redact, redact_text
 
 RESTART_S = (1.0, 30.0)  # a run that ended is started again after 1 s, doubling to 30 s
@@ -72,39 +73,31 @@ class Group:
             delay = min(delay * 2, RESTART_S[1])
 
     def _run(self, det: Any, publisher: Any, pictures: bool) -> None:
+        from zerocopy.sinks.drive import feed
         from zerocopy.sinks.mqtt import MqttSink
 
-        names = det.names or ()
         sinks: list = [CameraSink(self.cameras)]
-        if publisher is not None and any(getattr(c, "publish", True) for c in self.configs):
+        if publisher is not None and any(c.publish for c in self.configs):
             sinks.append(PublishingCameras(
-                MqttSink(publisher, names, [c.name for c in self.cameras], detections=self.with_detections),
-                [getattr(c, "publish", True) for c in self.configs]))
+                MqttSink(publisher, det.names or (), [c.name for c in self.cameras], detections=self.with_detections),
+                [c.publish for c in self.configs]))
         per_input = [{k: v for k, v in c.settings.items() if k in INPUT_SETTINGS} for c in self.configs]
         events = det.events([c.url for c in self.configs], keep_images=pictures, parallel=len(self.configs) > 1,
                             cameras=[c.name for c in self.configs], per_input=per_input)
-        try:
-            for event in events:
-                if isinstance(event, FrameDone):
-                    self.cameras[event.input].path = det.path
-                    for sink in sinks:
-                        sink.write(event.frame, event.detections, input=event.input)
-                        if event.events:
-                            sink.on_events(event.events, input=event.input)
-                elif isinstance(event, InputBegin):
-                    camera = self.cameras[event.input]
-                    with camera.lock:
-                        camera.damage = lambda i=event.input, det=det: det.damage_now(i)
-                        camera.error = None
-                    for sink in sinks:
-                        sink.begin(event.source, event.rate, input=event.input)
-                elif isinstance(event, InputEnd):
-                    for sink in sinks:
-                        if event.events:
-                            sink.on_events(event.events, input=event.input)
-                    self.cameras[event.input].ended(event.outcome)
-        finally:
-            events.close()
+        feed(events, sinks, observe=lambda event: self._observe(det, event))
+
+    def _observe(self, det: Any, event: Any) -> None:
+        """Each camera's own state, beside what the sinks get: its path, its open input's damage report (for
+        reconnects and dropped frames), how its input ended."""
+        camera = self.cameras[event.input]
+        if isinstance(event, FrameDone):
+            camera.path = det.path
+        elif isinstance(event, InputBegin):
+            with camera.lock:
+                camera.damage = lambda i=event.input: det.damage_now(i)
+                camera.error = None
+        elif isinstance(event, InputEnd):
+            camera.ended(event.outcome)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -129,14 +122,11 @@ def group_cameras(cameras: Sequence[Any]) -> list[tuple[dict[str, Any], list[Any
     return list(groups.values())
 
 
-class PublishingCameras:
+class PublishingCameras(NullSink):
     """The publishing sink, for the inputs whose camera publishes (`publish = false` keeps one off the broker)."""
 
     def __init__(self, sink: Any, publishes: Sequence[bool]):
         self.sink, self.publishes = sink, list(publishes)
-
-    def begin(self, source: str, rate: float, input: int = 0) -> None:
-        pass
 
     def write(self, frame: Any, detections: Any, input: int = 0) -> None:
         if self.publishes[input]:
@@ -152,11 +142,11 @@ class Engine:
 
     def __init__(self, cameras: Sequence[Any], publisher: Any = None, pictures: bool = True,
                  say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None):
-        self.publisher, self.pictures, self.say = publisher, pictures, say
-        self.snapshots = pictures  # (the HTTP side's word for it)
+        self.publisher, self.say = publisher, say
+        self.snapshots = pictures  # each camera keeps its last picture (latest.jpg)
         self.publish_detections = publish_detections
         self.groups = [Group(settings, members, say, node) for settings, members in group_cameras(
-            [c for c in cameras if getattr(c, "enabled", True)])]
+            [c for c in cameras if c.enabled])]
         self._by_name = {cam.name: (cam, g) for g in self.groups for cam in g.cameras}
         for cam, _ in self._by_name.values():
             if publisher is not None:
@@ -164,7 +154,7 @@ class Engine:
 
     def start(self) -> None:
         for g in self.groups:
-            g.start(self.publisher, self.pictures, self.publish_detections)
+            g.start(self.publisher, self.snapshots, self.publish_detections)
 
     def stop(self, timeout: float = 2.0) -> bool:
         """Stop every run (frames in flight finish, open objects end) and close the publisher; True if

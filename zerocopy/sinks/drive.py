@@ -12,15 +12,19 @@ from zerocopy.sinks import Sink
 Progress = Callable[[str, int | None, int], Any]  # (source, expected frames, position) → a bar
 
 
-def feed(events: Generator[Event, None, None], sinks: Sequence[Sink], progress: Progress | None = None) -> float:
+def feed(events: Generator[Event, None, None], sinks: Sequence[Sink], progress: Progress | None = None,
+         observe: Callable[[Event], None] | None = None) -> float:
     """Write events into sinks, with a progress bar per input while it runs (`progress(source,
-    expected_frames, position)` makes one; inputs run at once get one each); closes `events` (a
-    generator) at the end, whatever happened; returns the seconds the sinks took."""
+    expected_frames, position)` makes one; inputs run at once get one each); `observe(event)` sees every
+    event first (serve's per-camera state); closes `events` (a generator) at the end, whatever happened;
+    returns the seconds the sinks took."""
     spent = 0.0
     bars: dict[int, Any] = {}
     try:
         for event in events:
             t0 = time.perf_counter()
+            if observe is not None:
+                observe(event)
             if isinstance(event, FrameDone):
                 for sink in sinks:
                     sink.write(event.frame, event.detections, input=event.input)
