@@ -62,6 +62,24 @@ def clips(tmp_path_factory) -> ClipFactory:
     return ClipFactory(tmp_path_factory.mktemp("clips"))
 
 
+@pytest.fixture(scope="session")
+def ca_bundle() -> str:
+    """A PEM file of real CA certificates: the system's trust store, else certifi's."""
+    import ssl
+
+    found = [p for p in (ssl.get_default_verify_paths().cafile, ssl.get_default_verify_paths().openssl_cafile) if p]
+    try:
+        import certifi
+
+        found.append(certifi.where())
+    except ImportError:
+        pass
+    for path in found:
+        if Path(path).is_file():
+            return path
+    pytest.skip("no CA certificate bundle on this machine")
+
+
 @pytest.fixture(scope="module")
 def poison_model(tmp_path_factory):
     from faults import write_poison_model

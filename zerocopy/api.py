@@ -25,8 +25,10 @@ from typing import Any
 
 from zerocopy.config import AUTO_ORDER, RunConfig, input_settings
 from zerocopy.errors import ConfigError, ModelError, PathUnavailable
+from zerocopy.infer.compiled import CompiledModels
 from zerocopy.paths import Front, front_for
-from zerocopy.postprocess import label_indices
+from zerocopy.pipeline.parallel import Reopen
+from zerocopy.postprocess import LabelChoice, label_indices
 from zerocopy.postprocess.maps import MAP_KINDS
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
 from zerocopy.results import FrameResult
@@ -47,12 +49,13 @@ class Detector:
     path, before its first result. `keep_images` keeps each frame's picture in `FrameResult.image`;
     `log` hears what a first use downloads (the CLI prints it); `on_refusal(path, device, reasons)`
     is told when `auto` moves on; `fronts` replaces the paths `auto` tries (in order) and that a
-    named `path` picks from: an extension point, and how tests inject failing paths.
+    named `path` picks from: an extension point, and how tests inject failing paths. `models`: a
+    longer-lived owner of compiled models (serve's) to compile through; by default the detector's own.
     """
 
     def __init__(self, model: str | None = None, *, config: RunConfig | None = None, keep_images: bool = False,
                  log: Callable[[str], None] | None = None, on_refusal: OnRefusal | None = None,
-                 fronts: Sequence[Front] | None = None, **settings: Any):
+                 fronts: Sequence[Front] | None = None, models: CompiledModels | None = None, **settings: Any):
         from zerocopy.catalog.fetch import cache_dir
         from zerocopy.infer.model import make_core, pick_device
 
@@ -65,7 +68,9 @@ class Detector:
         asked = (config or RunConfig()).replace(**settings) if settings else (config or RunConfig())
         self.keep_images, self._on_refusal = bool(keep_images), on_refusal
         self._fronts = list(fronts) if fronts is not None else None
-        self._core = make_core(cache_dir() / "ov-cache")
+        self._owns_models = models is None
+        self._models = models if models is not None else CompiledModels(make_core(cache_dir() / "ov-cache"))
+        self._core = self._models.core
         if asked.device.lower() != "auto":  # every path runs on it: one line now, not a refusal per path
             pick_device(self._core, asked.device)
         self._resolve(asked, log)
@@ -79,13 +84,17 @@ class Detector:
         self._closed = False
 
     def _resolve(self, asked: RunConfig, log: Callable[[str], None] | None) -> None:
-        """The model (pulled), the configuration resolved for it, the `classes` as its label indices (a name
-        it lacks is a ConfigError, here) and the `classify` region models (pulled, checked)."""
+        """The model (pulled), the configuration resolved for it, the `classes` and `anonymise` as its label
+        indices (`LabelChoice`: a name it lacks is a ConfigError, here) and the `classify` region models (pulled,
+        checked)."""
         from zerocopy.infer.model import resolve_spec
 
         self.spec = resolve_spec(asked.model, asked.labels, asked.postprocess, asked.resize, core=self._core, log=log)
-        self.config = asked.resolve(spec=self.spec)
-        self._keep_labels = label_indices(self.config.classes, self.spec.labels) if self.config.classes else None
+        self.config = config = asked.resolve(spec=self.spec)
+        self._labels = LabelChoice(
+            label_indices(config.classes, self.spec.labels) if config.classes else None,
+            label_indices(config.anonymise, self.spec.labels, "anonymise") if config.anonymise else ())
+        self._keep_labels = self._labels.detected()  # what postprocessing keeps: the hidden labels too
         self._regions = resolve_tasks(self.config, self.spec, self._core, log)
         if self.config.tiles and self.spec.postprocess in MAP_KINDS:
             raise ConfigError("tiles", f"{self.spec.name} maps whole frames: tiles apply to detectors")
@@ -147,17 +156,19 @@ class Detector:
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
                keep_images: bool = False, parallel: bool = False, cameras: Sequence[str] | None = None,
-               per_input: Sequence[dict] | None = None):
+               per_input: Sequence[dict] | None = None, reopen: Reopen | None = None):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume.
         Its arguments are checked here; a `stop()` made before it ends it (a Ctrl-C while the model
-        loads included), and a run that ended clears the stop for the next one."""
+        loads included), and a run that ended clears the stop for the next one. With `reopen` (serve's
+        cameras), an input that ends is opened again after a back-off, the others going on, until a stop."""
         if self._closed:
             raise ValueError("the detector is closed")
         inputs = source_list(sources)
         check_run_options(max_frames, "raise", parallel)
         cameras = check_cameras(cameras, inputs)
         own = self._per_input(per_input, inputs)
-        run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel, cameras, own))
+        run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel, cameras, own,
+                                                reopen))
         self._runs.add(run)
         return run
 
@@ -189,7 +200,8 @@ class Detector:
         return [first] + [d for d in rest if _offered(self._core, d)]
 
     def _per_input(self, per_input: Sequence[dict] | None, inputs: list[str]) -> list[dict]:
-        """Each input's own settings, checked, its classes as label indices (`keep`)."""
+        """Each input's own settings, checked (with the run's: `anonymise` needs every frame inferred), its
+        classes as label indices (`keep`)."""
         if per_input is None:
             return []
         if isinstance(per_input, dict) or len(per_input) != len(inputs):
@@ -197,13 +209,15 @@ class Detector:
         out = []
         for i, given in enumerate(per_input):
             own = input_settings(given, f"per_input[{i}]")
+            if own.get("detect_fps") is not None:
+                self.config.replace(detect_fps=own["detect_fps"])
             if own.get("classes") is not None:
                 own["keep"] = label_indices(own["classes"], self.spec.labels)
             out.append(own)
         return out
 
     def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False,
-                cameras: list[str] | None = None, per_input: list[dict] | None = None):
+                cameras: list[str] | None = None, per_input: list[dict] | None = None, reopen: Reopen | None = None):
         from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
         from zerocopy.probe import gather
@@ -233,9 +247,10 @@ class Detector:
                 tiles = make_tiler(self._core, self.spec, config, front.roi_input_kind, front.memory_type,
                                    self._keep_labels)
                 pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
-                                    stop_event=self._stop, rois=rois, tiles=tiles)
+                                    stop_event=self._stop, rois=rois, tiles=tiles, models=self._models,
+                                    labels=self._labels)
                 self._pipeline = pipeline
-                events = pipeline.events(inputs, max_frames, cameras, per_input)
+                events = pipeline.events(inputs, max_frames, cameras, per_input, reopen)
                 held = []
                 try:
                     for event in events:
@@ -307,6 +322,8 @@ class Detector:
         for run in list(self._runs):
             with contextlib.suppress(ValueError):  # "already executing": its own thread ends it, stopped
                 run.close()
+        if self._owns_models:  # (a run still going on another thread keeps what it uses until it ends)
+            self._models.close()
 
     def __enter__(self) -> Detector:
         return self

@@ -22,6 +22,7 @@ from typing import Any
 from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.errors import ConfigError
 from zerocopy.postprocess import POSTPROCESSORS
+from zerocopy.sinks.draw import STYLES
 from zerocopy.sources import NAME_RULE, as_name, is_name
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
@@ -144,6 +145,13 @@ class RunConfig:
     classes: tuple[str, ...] | None = setting(
         None, NAMES, "keep only detections of these classes of the model's labels, comma-separated, "
         "case-insensitive (e.g. person,car)", "NAMES")
+    anonymise: tuple[str, ...] | None = setting(
+        None, NAMES, "hide the boxes of these classes (grown by a fifth) in every picture the run keeps: the --output "
+        "video, serve's latest.jpg, the API's images; they are detected for that whatever --classes reports "
+        "(comma-separated, case-insensitive, e.g. face or Person,Car); needs every frame inferred (no --detect-fps)",
+        "NAMES")
+    anonymise_style: str = setting("pixelate", choice(*STYLES),
+                                   "how --anonymise hides a box: coarse blocks, a strong blur, or black")
     classify: tuple[str, ...] = setting(
         (), TASKS, "run a second model on the boxes of these labels (all boxes if none), repeatable: a catalogue "
         "region model (face-mesh, ...) or a classifier file; its results go into each box's attributes and "
@@ -207,6 +215,9 @@ class RunConfig:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, f.metadata["kind"].check(f.name, getattr(self, f.name)))
+        if self.anonymise and self.detect_fps:  # the frames in between have no boxes of their own to hide
+            raise ConfigError("detect_fps", "anonymise needs every frame inferred: with detect_fps the frames in "
+                              "between would show what it hides; drop detect_fps")
 
     @property
     def node_name(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -273,11 +274,15 @@ def write_size_change_clip(path: str | Path, specs: Sequence[ClipSpec]) -> list[
     """H.264 in MPEG-TS whose resolution changes between segments (byte-concatenated streams)."""
     truth: list[np.ndarray] = []
     data = io.BytesIO()
-    tmp = Path(path).with_suffix(".part.ts")
-    for spec in specs:
-        truth += write_clip(tmp, replace(spec, codec="libx264"), container_format="mpegts")
-        data.write(tmp.read_bytes())
-    tmp.unlink()
+    fd, name = tempfile.mkstemp(suffix=".ts", prefix=f".{Path(path).name}.", dir=Path(path).parent)  # made new
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        for spec in specs:
+            truth += write_clip(tmp, replace(spec, codec="libx264"), container_format="mpegts")
+            data.write(tmp.read_bytes())
+    finally:
+        tmp.unlink()
     Path(path).write_bytes(data.getvalue())
     return truth
 

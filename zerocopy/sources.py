@@ -3,7 +3,12 @@ URL, a V4L2 camera), which decides how it is opened and read."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from zerocopy.errors import InputError
@@ -46,9 +51,13 @@ def is_network(source: str | Path) -> bool:
 
 
 def is_device(source: str | Path) -> bool:
-    """A V4L2 capture device: `/dev/videoN`, or one of udev's `/dev/v4l/by-id|by-path/…` links to it."""
-    s = str(source)
-    return s.startswith(("/dev/video", "/dev/v4l/"))
+    """A V4L2 capture device: `/dev/videoN`, or one of udev's `/dev/v4l/by-id|by-path/…` links to it. Judged on
+    the path with its `.`, `..` and repeated slashes resolved (`/dev/v4l/../../etc/passwd` is `/etc/passwd`, a
+    file), never on how it begins."""
+    if url_scheme(source) is not None:
+        return False
+    s = os.path.normpath(str(source))
+    return (os.path.dirname(s) == "/dev" and os.path.basename(s).startswith("video")) or s.startswith("/dev/v4l/")
 
 
 def is_live(source: str | Path) -> bool:
@@ -67,6 +76,41 @@ _PARAM = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;#?/]+)=(?P<value>[^&;#]*)")
 _SRT_PASSWORD = re.compile(r"([,:])p=[^,&#]*")
 _URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 MASK = "***"
+MIN_MASKED = 3  # a secret value at least this long is masked wherever it appears (shorter ones would mask words)
+
+# Values this process filled in from the environment or from files (`zerocopy serve`'s `${NAME}`, `${file:PATH}`),
+# by how many `masking()` blocks hold each: `redact` and `redact_text` mask every one of them wherever it appears.
+_secret_holds: Counter[str] = Counter()
+_secrets: tuple[str, ...] = ()  # the same values, longest first (one masked inside another is masked whole)
+_secrets_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def masking(values: Iterable[str]) -> Iterator[None]:
+    """While the block runs, every value of `values` (`MIN_MASKED` characters or more) is masked (`***`) in all
+    that `redact` and `redact_text` show: the events' and the report's `source`, `/api/*`, errors, the log. For
+    secrets filled in anywhere in a source (a user, a password, a path, a query) or elsewhere, which no rule of
+    `redact` could tell from the rest."""
+    global _secrets
+    held = [v for v in set(values) if len(v) >= MIN_MASKED]
+    with _secrets_lock:
+        _secret_holds.update(held)
+        _secrets = tuple(sorted(_secret_holds, key=len, reverse=True))
+    try:
+        yield
+    finally:
+        with _secrets_lock:
+            _secret_holds.subtract(held)
+            for value in [v for v, n in _secret_holds.items() if n <= 0]:  # held by no block any more
+                del _secret_holds[value]
+            _secrets = tuple(sorted(_secret_holds, key=len, reverse=True))
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every value held by `masking` replaced by `***`."""
+    for value in _secrets:
+        text = text.replace(value, MASK)
+    return text
 
 
 def redact(source: str) -> str:
@@ -74,7 +118,9 @@ def redact(source: str) -> str:
     `@`, even one holding an unencoded `/` or `@`), the values of credential-like parameters in its
     query or path (`?token=…`, `;password=…`: `token`, `password`, `key`, `auth`, …) and an SRT
     stream id's `p=` masked; anything else unchanged. The real source is still what gets opened. This
-    is the one place that decides what a secret in a source looks like."""
+    is the one place that decides what a secret in a source looks like; values held by `masking` (filled
+    in from the environment or files) are masked wherever they are in it."""
+    source = mask_secrets(source)
     m = _URL.match(source)
     if m is None:
         return source
@@ -109,11 +155,13 @@ def schemeless_url(text: str) -> str | None:
 
 
 def redact_text(text: str) -> str:
-    """Every URL inside `text` (an error message, FFmpeg's log line) redacted as `redact` does."""
+    """Every URL inside `text` (an error message, FFmpeg's log line) redacted as `redact` does, and every value
+    held by `masking` masked wherever it is."""
     def one(m: re.Match) -> str:
         url = m.group(0).rstrip(":,.;)]")  # the punctuation of the sentence around it
         return redact(url) + m.group(0)[len(url):]
 
+    text = mask_secrets(text)
     return _URL_IN_TEXT.sub(one, text) if "://" in text else text
 
 

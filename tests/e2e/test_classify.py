@@ -105,7 +105,7 @@ def test_bad_classify_settings_are_one_line_usage_errors(clips, capsys):
                        (["--min-presence", "0.5"], "min_presence needs a landmark model"),
                        (["--anonymise", "face"], "give --output"),
                        (["--anonymise", "face", "--output", "a.mp4", "--detect-fps", "5"],
-                        "--anonymise needs every frame inferred"),
+                        "anonymise needs every frame inferred: with detect_fps the frames in between"),
                        (["--classify", "face-mesh", "--classify", "handedness:face"],
                         "both give keypoints for face boxes, and a box holds one set")):
         code = run_cli("detect", clip, "--quiet", *args)

@@ -119,6 +119,26 @@ def test_a_broker_that_is_not_there_is_said_and_fails_the_run(tmp_path, clips):
     assert "Traceback" not in proc.stderr
 
 
+def test_a_peer_that_never_answers_mqtt_is_said_and_fails_the_run(clips):
+    """Issue 26, item 9: a port that takes the TCP connection and never answers CONNECT (not a broker; or a TLS
+    port): the summary says why the events were dropped, not only how many."""
+    import socket
+
+    from zerocopy.samples import ClipSpec
+
+    clip, _ = clips("publish-nobroker.mp4", ClipSpec(frames=20))
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"mqtt://127.0.0.1:{silent.getsockname()[1]}/x"
+        proc = subprocess.run([sys.executable, "-m", "zerocopy", "detect", str(clip), "--path", "software",
+                               "--publish", url, "--min-hits", "2"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert f"published 0 message(s) to {url}, 2 dropped (last error: no MQTT answer: 127.0.0.1:" in last, proc.stderr
+    assert "not an MQTT broker, or a TLS port (use mqtts://)?)" in last and "Traceback" not in proc.stderr
+
+
 def test_a_ten_second_broker_outage_mid_run(tmp_path):
     """The issue's target at the level of a run: the broker is away for 10 s while a live camera is being
     detected. The run never waits for it (every frame, latency as without it), reconnects, the events of the

@@ -170,3 +170,60 @@ def test_the_api_runs_tiles_and_reports_what_they_cost(tmp_path):
     assert report["config"]["tiles"] == 1
     assert report["tiles"]["regions"] == 2 * len(people)  # two square tiles of a 640×360 frame
     assert report["tiles"]["per_region_inference_ms"]["mean_ms"] > 0
+
+
+def test_anonymise_hides_its_labels_whatever_classes_reports(tmp_path):
+    """Issue 26, item 6: `--classes Car --anonymise Person` wrote every frame with the person in clear (the class
+    filter dropped the boxes before anything was hidden). The Person boxes are detected for hiding, hidden, and
+    never reported: the JSON Lines hold only the classes asked."""
+    import av
+
+    clip = tmp_path / "astronaut.mp4"
+    write_photo_clip(clip, "astronaut", "rocket", 0.6)
+    plain = detect(clip, tmp_path / "plain.jsonl")  # every class: where the model finds the person
+    persons = [[d["box"] for d in line["detections"] if d["name"] == "Person"] for line in plain]
+    assert sum(map(bool, persons)) >= 0.9 * len(plain)
+    out = tmp_path / "private.mp4"
+    private = detect(clip, tmp_path / "private.jsonl", "--classes", "Car", "--anonymise", "Person",
+                     "--anonymise-style", "fill", "--output", out)
+    assert len(private) == len(plain) and all(d["name"] == "Car" for line in private for d in line["detections"])
+    with av.open(str(clip)) as a, av.open(str(out)) as b:
+        pairs = list(zip(a.decode(video=0), b.decode(video=0), strict=True))
+    for (before, after), boxes in zip(pairs, persons, strict=True):
+        for box in boxes:  # the middle half of each Person box: the photo before, black (`fill`) after
+            x1, y1, x2, y2 = (int(v) for v in box)
+            mx, my = (x2 - x1) // 4, (y2 - y1) // 4
+            region = np.s_[y1 + my : y2 - my, x1 + mx : x2 - mx]
+            assert before.to_ndarray(format="gray")[region].mean() > 40
+            assert after.to_ndarray(format="gray")[region].mean() < 20  # black, give or take H.264
+
+
+def test_the_api_hides_anonymised_labels_in_its_images_and_reports_only_the_classes(tmp_path):
+    """Issue 26, item 6, from Python: `Detector(classes=…, anonymise=…)`: the results hold only `classes`, the
+    images (`keep_images`) are hidden where the `anonymise` labels were found."""
+    import zerocopy
+
+    clip = tmp_path / "astronaut.mp4"
+    write_photo_clip(clip, "astronaut", "rocket", 0.6)
+    with zerocopy.Detector(model="objects", keep_images=True) as det:
+        plain = list(det.run(clip))
+    with zerocopy.Detector(model="objects", classes=["Car"], anonymise=["person"], anonymise_style="fill",
+                           keep_images=True) as det:
+        private = list(det.run(clip))
+        assert det.report()["detections"] == sum(len(r.detections) for r in private)
+    with zerocopy.Detector(model="objects", anonymise="person", anonymise_style="fill", keep_images=True) as det:
+        own = list(det.run(clip, per_input=[{"classes": ["Car"]}]))  # an input's own classes: serve's cameras
+    person = plain[0].names.index("Person")
+    hidden = 0
+    for before, *afters in zip(plain, private, own, strict=True):
+        for box in before.detections.xyxy[before.detections.labels == person]:
+            x1, y1, x2, y2 = (int(v) for v in box)
+            mx, my = (x2 - x1) // 4, (y2 - y1) // 4
+            region = np.s_[y1 + my : y2 - my, x1 + mx : x2 - mx]
+            assert before.image[region].mean() > 40
+            for after in afters:
+                assert after.image[region].max() == 0  # black: `fill`
+            hidden += 1
+        for after in afters:
+            assert not np.isin(after.detections.labels, [person]).any()
+    assert hidden >= 0.9 * len(plain)

@@ -245,6 +245,20 @@ def test_the_command_line_refuses_before_any_work(clips, tmp_path, capsys):
     assert "the face detector finds none" in capsys.readouterr().err
 
 
+def test_the_mask_covers_the_person_whatever_classes_reports(clips):
+    """Issue 26, item 6: `classes` dropped the Person boxes the mask is made of, and `--anonymise` (which hides
+    what the mask covers) left the person in clear. The mask's boxes are detected whatever `classes` reports;
+    the results hold only the classes asked."""
+    path, placed = clips["person"]
+    with zerocopy.Processor(model="person-mask", classes=["Car"]) as proc:
+        results = list(proc.run(path))
+    assert len(results) == FRAMES
+    assert all(r.names[int(label)] == "Car" for r in results for label in r.detections.labels)
+    for r, inside in zip(results, pasted(placed, "astronaut"), strict=True):
+        covered = r.output >= 0.5
+        assert covered.sum() > 0.3 * inside.sum() and (covered & ~inside).sum() < 0.1 * covered.sum()
+
+
 def test_anonymise_hides_the_person_shapes_from_the_face_detector(clips, tmp_path):
     path, _ = clips["person"]
     private = tmp_path / "private.mp4"

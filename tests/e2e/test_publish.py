@@ -266,6 +266,50 @@ def test_close_honours_its_timeout_with_a_silent_broker(make_publisher):
         assert (stats["connected"], stats["dropped"], stats["queued"]) == (False, 3, 0)
 
 
+def test_a_peer_that_never_answers_connect_is_said_not_an_mqtt_broker(make_publisher):
+    """Issue 26, item 9: a peer that takes the TCP connection and never answers CONNECT. Within CONNACK_TIMEOUT
+    the stats say why nothing goes out (paho alone would wait its 30 s keepalive, and say nothing at all);
+    a close before that says it too."""
+    from zerocopy.publish.mqtt import CONNACK_TIMEOUT
+
+    with socket.socket() as silent:
+        silent.bind((LOOPBACK, 0))
+        silent.listen(8)  # the kernel completes the handshake: connected, and never a byte back
+        port = silent.getsockname()[1]
+        pub = make_publisher(f"mqtt://{LOOPBACK}:{port}/{PREFIX}")
+        pub.event("door", {"n": 1})
+        t0 = time.monotonic()
+        wait_until(lambda: pub.stats()["last_error"] is not None, 60, "the silence said")
+        # said CONNACK_TIMEOUT (5 s) after connecting; 30 s is paho's keepalive, which this must not wait for
+        assert time.monotonic() - t0 < 25
+        stats = pub.stats()
+        assert stats["errors"] >= 1 and not stats["connected"]
+        assert stats["last_error"].startswith(f"no MQTT answer: {LOOPBACK}:{port} took the connection but sent "
+                                              "nothing for "), stats
+        assert stats["last_error"].endswith(" instead of answering CONNECT: not an MQTT broker, or a TLS port (use "
+                                            "mqtts://)?"), stats
+        assert CONNACK_TIMEOUT <= float(stats["last_error"].split("nothing for ")[1].split(" s")[0]) < 25
+
+        early = make_publisher(f"mqtt://{LOOPBACK}:{port}/{PREFIX}")  # a run shorter than the timeout
+        early.event("door", {"n": 1})
+        early.event("door", {"n": 2})
+        took = timed(early.close, 0.5)
+        assert took < 0.5 + 1.0
+        stats = early.stats()
+        assert (stats["dropped"], stats["published"]) == (2, 0)
+        assert stats["last_error"].startswith("no MQTT answer: "), stats
+
+
+def test_mqtt_to_a_tls_port_says_why(tls_files, make_publisher):
+    """`mqtt://` to a broker's TLS port: the broker closes the connection on the plain CONNECT; said so."""
+    with Broker(tls=tls_files) as broker:
+        pub = make_publisher(broker.url(PREFIX, scheme="mqtt"))
+        pub.event("door", {"n": 1})
+        wait_until(lambda: pub.stats()["last_error"] is not None, 60, "the refusal said")
+        error = pub.stats()["last_error"]
+        assert error.startswith("no MQTT answer: ") and "or a TLS port (use mqtts://)?" in error, error
+
+
 def test_close_waits_for_the_queue_when_connected(broker, make_publisher):
     with Subscriber(broker, f"{PREFIX}/#") as sub:
         pub = make_publisher(broker.url(PREFIX))

@@ -1,5 +1,5 @@
 """The scripts people run: the hardware report (its path runs work here, GPU paths are reported), the
-benchmark clips."""
+benchmark clips, the soak of `zerocopy serve`."""
 
 import json
 import re
@@ -7,6 +7,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+from broker import MOSQUITTO
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -152,3 +155,16 @@ def test_the_demo_runs_every_step(tmp_path):
         assert line in proc.stdout, proc.stdout
     events = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert events and {e["type"] for e in events} >= {"new", "end"}
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed (scripts/install-system-deps.sh installs it)")
+def test_the_serve_soak_meets_every_target_in_two_minutes(face_model_path):
+    """Issue 26's soak, the 2-minute version (scripts/soak_serve.py --minutes 2): 4 cameras, one whose stream ends
+    every 10 s, one reset every 30 s, the broker restarted every 40 s, 20 HTTP clients, 200 idle sockets; every
+    target met (RSS, fds, threads flat after the warm-up, no crash, every event accounted for and received)."""
+    # serve stops within 2 s (0.2-0.5 s measured); 6 s, as tests/e2e/test_serve.py allows, leaves room for a loaded
+    # machine while a stop that waited for a reconnection back-off (up to 8 s) or never came would exceed it
+    proc = subprocess.run([sys.executable, "scripts/soak_serve.py", "--minutes", "2", "--stop-within", "6"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=540)
+    assert proc.returncode == 0 and "all targets met" in proc.stdout, proc.stdout + proc.stderr

@@ -131,6 +131,7 @@ def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(t
         try:
             serve.started()
             assert any("serving 2 camera(s) on 1 compiled model(s) as node box-a" in line for line in serve.err)
+            assert f"zerocopy: HTTP on {serve.address}: loopback only, no token" in serve.err  # who may ask, said
             # events of both cameras, the box online
             wait_until(lambda: news(sub, "zc/front/events") and news(sub, "zc/back/events"), 90,
                        "a `new` event from each camera")
@@ -192,6 +193,40 @@ def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(t
         # the camera password was never shown: not in the output, the HTTP answers nor the broker's messages
         seen = "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages)
         assert SECRET not in seen
+
+
+def test_secrets_filled_into_a_path_or_a_query_never_show(tmp_path, clip):
+    """Issue 26, item 5: `${…}` values filled into a camera URL's path or query (not only user:password) are
+    masked in `/api/*`, `/metrics`, `/health`, every published event's `source` and the log: a running camera's
+    and one that cannot be opened (whose errors quote its URL)."""
+    import socket
+
+    secrets = {"CAM_PATH": "p4th-s3cret-7c1e9", "CAM_CHANNEL": "ch4n-s3cret-5b2d0", "CAM_TOKEN": "t0ken-s3cret-8e6f3"}
+    with socket.socket() as held, Broker() as broker, live(clip) as cam, Subscriber(broker, "zc/#") as sub:
+        held.bind(("127.0.0.1", 0))  # bound, never listening: the gate camera's connections are refused
+        refused = held.getsockname()[1]
+        front = cam.url.replace("/live.ts", "/${CAM_PATH}/live.ts?channel=${CAM_CHANNEL}")  # the server ignores both
+        gate = f"rtsp://127.0.0.1:{refused}/${{CAM_PATH}}/stream?token=${{CAM_TOKEN}}"
+        serve = Serve(tmp_path, config(broker, "box-s", {"front": front, "gate": gate}), env=secrets).started()
+        try:
+            wait_until(lambda: news(sub, "zc/front/events"), 90, "a `new` event from front")
+            wait_until(lambda: serve.cameras()["gate"]["error"], 60, "gate's open error")
+            cams = serve.cameras()
+            bodies = [serve.get(p)[2] for p in ("/api/cameras", "/api/cameras/front", "/api/cameras/gate",
+                                                "/metrics", "/health")]
+            elapsed = serve.terminate()
+        finally:
+            serve.kill()
+    assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
+    shown_front = f"http://127.0.0.1:{cam.port}/***/live.ts?channel=***"
+    assert cams["front"]["source"] == shown_front, cams
+    assert cams["gate"]["source"] == f"rtsp://127.0.0.1:{refused}/***/stream?token=***", cams
+    assert cams["gate"]["error"].startswith("cannot open yet: "), cams
+    events = [p for p in sub.on("zc/front/events") if isinstance(p, dict)]
+    assert events and {e["source"] for e in events} == {shown_front}
+    assert any("camera gate: cannot open yet: " in line for line in serve.err), serve.err
+    seen = "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages)
+    assert [value for value in secrets.values() if value in seen] == []
 
 
 def test_ctrl_c_while_the_only_camera_is_reconnecting_stops_at_once(tmp_path, clip):
@@ -347,6 +382,39 @@ def test_a_network_file_that_ends_is_reconnected_and_counted_not_stopped(tmp_pat
     assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
     assert "stopped" not in seen and "failed" not in seen, seen
     assert metrics[("zerocopy_camera_reconnects_total", "front")] >= 2
+    assert metrics[("zerocopy_model_compiles_total", None)] == 1  # reopened without compiling again
     said = [line for line in serve.err if "camera front:" in line]
     assert any(line.endswith("front: reconnecting") for line in said), serve.err
     assert not any("stopped" in line for line in said), serve.err
+
+
+def test_eight_viewers_at_once_get_pictures_and_serve_lives_on(tmp_path, clip):
+    """8 requests of latest.jpg at once, round after round (two at a time once killed serve with SIGSEGV: PyAV's
+    `to_image()` on one frame from several threads): each gets a whole JPEG, serve keeps running."""
+    viewers, rounds = 8, 25
+    with Broker() as broker, live(clip) as front:
+        serve = Serve(tmp_path, config(broker, "box-v", {"front": front.url})).started()
+        try:
+            wait_until(lambda: serve.get("/api/cameras/front/latest.jpg")[0] == 200, 90, "the camera's first picture")
+            failures: list[str] = []
+
+            def view() -> None:
+                for _ in range(rounds):
+                    status, ctype, body = serve.get("/api/cameras/front/latest.jpg")
+                    if status != 200 or ctype != "image/jpeg":
+                        failures.append(f"{status} {ctype}")
+                        continue
+                    Image.open(io.BytesIO(body)).verify()  # a whole JPEG
+
+            threads = [threading.Thread(target=view) for _ in range(viewers)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(120)
+            assert serve.proc.poll() is None, f"serve died ({serve.proc.returncode}): {serve.err[-5:]}"
+            assert not failures, failures[:5]
+            assert serve.cameras()["front"]["state"] == "running"
+            elapsed = serve.terminate()
+        finally:
+            serve.kill()
+    assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err

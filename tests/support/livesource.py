@@ -7,7 +7,10 @@ an encoder would). `kill()` drops every connection mid-stream (a TCP reset, or a
 listening, so new connections are refused; `restart()` listens again on the same port; `stall()` keeps
 the connections open but sends nothing more. Each server stops by itself after `lifetime` seconds, and
 `stop()` (or leaving its `with` block) ends it at once; with `accept_limit` it refuses connections
-after that many. Only loopback addresses are used.
+after that many. With `sized`, an HTTP answer carries its Content-Length instead of chunks: served an MKV
+(`make_mkv_clip`), it is a network file of known length, whose end FFmpeg takes as the end of the input
+(not a drop); `opened_at` and `ended_at` hold when each connection was accepted and when one was served to
+its end. Only loopback addresses are used.
 """
 
 from __future__ import annotations
@@ -35,6 +38,21 @@ def make_ts_clip(path: str | Path, seconds: float = 2.0, fps: int = 25, width: i
     return Path(path)
 
 
+def make_mkv_clip(path: str | Path, seconds: float = 2.0, fps: int = 25, width: int = 320,
+                  height: int = 180) -> Path:
+    """`make_ts_clip`'s clip remuxed into Matroska, which states its duration in its header."""
+    path = Path(path)
+    ts = make_ts_clip(path.with_suffix(".ts"), seconds=seconds, fps=fps, width=width, height=height)
+    with av.open(str(ts)) as src, av.open(str(path), "w") as out:
+        stream = out.add_stream_from_template(src.streams.video[0])
+        for packet in src.demux(src.streams.video[0]):
+            if packet.dts is not None:
+                packet.stream = stream
+                out.mux(packet)
+    ts.unlink()
+    return path
+
+
 def ts_schedule(path: str | Path) -> list[tuple[int, float]]:
     """(byte offset, seconds from the first) of every video packet, in file order: when to send what."""
     marks = []
@@ -49,19 +67,24 @@ def ts_schedule(path: str | Path) -> list[tuple[int, float]]:
 
 
 class LiveServer:
-    """Serves `clip` (an MPEG-TS file) over `protocol` ("http" or "tcp") on the loopback, paced."""
+    """Serves `clip` (an MPEG-TS file, or an MKV when `sized`) over `protocol` ("http" or "tcp") on the
+    loopback, paced."""
 
     def __init__(self, clip: str | Path, protocol: str = "http", lifetime: float = 30.0, loops: int = 1,
-                 accept_limit: int | None = None):
+                 accept_limit: int | None = None, sized: bool = False):
         if protocol not in ("http", "tcp"):
             raise ValueError(f"unknown protocol {protocol!r}")
         self.protocol = protocol
         self.data = Path(clip).read_bytes()
+        self.mkv = Path(clip).suffix == ".mkv"
         self.schedule = ts_schedule(clip)
         self.loops = loops  # times the clip is sent per connection before it ends cleanly
         self.port = 0
         self.connections = 0  # accepted so far
         self.accept_limit = accept_limit  # after that many connections in all, the next ones are refused
+        self.sized = sized  # HTTP: Content-Length, not chunks (a network file of known length)
+        self.opened_at: list[float] = []  # time.monotonic() of each connection accepted
+        self.ended_at: list[float] = []  # and of each served to its end (`loops` times the clip)
         self._deadline = time.monotonic() + lifetime
         self._stopped = threading.Event()
         self._lock = threading.Lock()
@@ -76,7 +99,7 @@ class LiveServer:
 
     @property
     def url(self) -> str:
-        path = "/live.ts" if self.protocol == "http" else ""
+        path = ("/live.mkv" if self.mkv else "/live.ts") if self.protocol == "http" else ""
         return f"{self.protocol}://{LOOPBACK}:{self.port}{path}"
 
     def __enter__(self) -> LiveServer:
@@ -155,6 +178,7 @@ class LiveServer:
             except OSError:  # closed by kill()
                 return
             self.connections += 1
+            self.opened_at.append(time.monotonic())
             self._spawn(self._serve, conn, generation, self._drop)
         with self._lock:
             if self._listener is listener:
@@ -162,20 +186,25 @@ class LiveServer:
         listener.close()
 
     def _serve(self, conn: socket.socket, generation: int, drop: threading.Event) -> None:
+        kind = b"video/x-matroska" if self.mkv else b"video/mp2t"
         conn.settimeout(30.0)  # a client may not read for a while (e.g. compiling a model after opening)
         self._conns.add(conn)
         try:
             if self.protocol == "http" and not self._http_request(conn):
                 return
-            chunked = self.protocol == "http"
+            chunked = self.protocol == "http" and not self.sized
             if chunked:
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: video/mp2t\r\nTransfer-Encoding: chunked\r\n"
-                             b"Connection: close\r\nCache-Control: no-cache\r\n\r\n")
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nTransfer-Encoding: chunked\r\n"
+                             b"Connection: close\r\nCache-Control: no-cache\r\n\r\n" % kind)
+            elif self.protocol == "http":
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n"
+                             b"Connection: close\r\n\r\n" % (kind, len(self.data) * self.loops))
             for _ in range(self.loops):
                 if not self._send_clip(conn, generation, drop, chunked):
                     return
             if chunked:
                 conn.sendall(b"0\r\n\r\n")
+            self.ended_at.append(time.monotonic())
         except OSError:
             return
         finally:

@@ -208,6 +208,21 @@ def test_an_output_another_run_holds_is_refused(clips, tmp_path, capsys):
     assert not out.exists()
 
 
+def test_a_planted_lock_symlink_is_refused_in_one_line_and_its_target_untouched(clips, tmp_path, capsys):
+    """Issue 26, item 7: `.out.mp4.zerocopy.lock` planted as a link to another file: the run would have written
+    its PID into that file."""
+    from zerocopy.sinks.files import lock_name
+
+    clip, _ = clips("h264.mp4", ClipSpec(frames=20))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = tmp_path / "out.mp4"
+    os.symlink(victim, lock_name(out))
+    assert detect_quiet(clip, "--output", out) == 1
+    assert "its lock file" in one_line_error(capsys)
+    assert victim.read_text() == "precious\n" and not out.exists()
+
+
 def test_report_dash_prints_the_report_on_stdout(clips, tmp_path, capsys, monkeypatch, face_model_path):
     import json
 

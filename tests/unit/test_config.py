@@ -12,8 +12,8 @@ from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError, ZeroCopyError
 
 # What `detect` takes that is the caller's, not the run's: the inputs, where results go, how much to read.
-CALLER_OPTIONS = {"inputs", "json", "output", "report", "max_frames", "parallel", "quiet", "verbose", "anonymise",
-                  "anonymise_style", "events", "publish", "mqtt_ca", "publish_detections", "name"}
+CALLER_OPTIONS = {"inputs", "json", "output", "report", "max_frames", "parallel", "quiet", "verbose", "events",
+                  "publish", "mqtt_ca", "publish_detections", "name"}
 
 
 def _dests(parser: argparse.ArgumentParser) -> set[str]:

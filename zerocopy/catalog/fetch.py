@@ -8,6 +8,7 @@ An npm tarball is fetched from the registry by package and version (catalog/npm.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -100,8 +101,13 @@ def cached_path(entry: CatalogEntry) -> Path | None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    """`text` into `path` through a temporary beside it, made new (`O_EXCL|O_NOFOLLOW`: never written through a
+    link planted under its name; one left by a killed process of the same PID is removed first, not followed)."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
+    tmp.unlink(missing_ok=True)
+    with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644),
+                   "w") as f:
+        f.write(text)
     os.replace(tmp, path)
 
 
@@ -125,16 +131,24 @@ def _pull_lock(entry: CatalogEntry, log: Callable[[str], None]) -> Iterator[None
     model at a time, across processes."""
     lock = cache_dir() / "models" / f".{entry.name}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a") as f:
+    try:  # never through a link: one planted under its name is refused, not followed
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        why = "it is a symbolic link (zerocopy never makes one); remove it" if e.errno == errno.ELOOP \
+            else e.strerror or str(e)
+        raise ModelError(f"cannot lock the model cache's {lock}: {why}") from None
+    try:
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             log(f"{entry.name}: waiting for another process pulling it into {lock.parent}")
-            fcntl.flock(f, fcntl.LOCK_EX)
+            fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def reshape_to(entry: CatalogEntry, source: Path, target: Path) -> None:

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerocopy.cli.progress import progress_factory
-from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError, ZeroCopyError, counted
 from zerocopy.pipeline import RunResult
 from zerocopy.refusals import PathChoice, summary
@@ -27,8 +26,6 @@ class Outputs:
     max_frames: int | None = None
     parallel: bool = False
     progress: Progress | None = None
-    anonymise: tuple[int, ...] | None = None  # label indices made unrecognisable in the annotated video
-    anonymise_style: str = "pixelate"
     events: str | None = None  # object events as JSON Lines (--track)
     cameras: tuple[str, ...] | None = None  # each input's name in events and topics
     publisher: Any = None  # publish.MqttPublisher: events (and detections) to a broker
@@ -53,8 +50,7 @@ def _sinks(out: Outputs, labels, inputs: int):
         lambda: EventsSink(out.events) if out.events else None,
         lambda: MqttSink(out.publisher, labels, out.cameras or (), detections=out.publish_detections)
         if out.publisher is not None else None,
-        lambda: VideoSink(out.output, labels, inputs=inputs, anonymise=out.anonymise, style=out.anonymise_style)
-        if out.output else None)
+        lambda: VideoSink(out.output, labels, inputs=inputs) if out.output else None)
 
 
 def _name_outputs(report: dict, sinks) -> None:
@@ -222,8 +218,7 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
     if (args.mqtt_ca or args.publish_detections) and not args.publish:
         option = "--mqtt-ca" if args.mqtt_ca else "--publish-detections"
         raise ConfigError(option.lstrip("-"), f"{option} goes with --publish URL")
-    config = config_from(args)
-    refuse_gaps_in_anonymising(args.anonymise, config)
+    config = config_from(args)  # (`anonymise` with `detect_fps` is refused there: the frames between would show)
     if (args.events or args.publish) and not config.track:
         config = config.replace(track=True)  # events come from tracked objects
     cameras = _camera_names(args)
@@ -239,13 +234,6 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
 
             out = replace(out, publisher=open_publisher(args.publish, args.mqtt_ca, detector.config.node_name))
             say(f"publishing events to {out.publisher.target}")
-        if args.anonymise:
-            from dataclasses import replace
-
-            from zerocopy.postprocess import label_indices
-
-            hidden = label_indices(args.anonymise, detector.spec.labels)
-            out = replace(out, anonymise=hidden, anonymise_style=args.anonymise_style)
         run = run_detect(detector, args.inputs, out)
     return finish(run, args, say, stopped, counted(run.report['detections'], 'detection'))
 
@@ -266,14 +254,6 @@ def _camera_names(args) -> tuple[str, ...]:
     if bad:
         raise ConfigError("name", f"--name {bad[0]!r}: use {NAME_RULE} (it becomes an MQTT topic level)")
     return tuple(args.name)
-
-
-def refuse_gaps_in_anonymising(anonymise: object, config: RunConfig) -> None:
-    """`--anonymise` hides what inference finds in each frame: with `--detect-fps` the frames in between have no
-    boxes of their own (predicted ones at best, once an object is tracked), so faces would show there."""
-    if anonymise and config.detect_fps:
-        raise ConfigError("detect_fps", "--anonymise needs every frame inferred: with --detect-fps the frames in "
-                          "between would show what it hides; drop --detect-fps")
 
 
 def open_publisher(url: str, ca: str | None, node: str):

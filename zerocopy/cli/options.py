@@ -16,7 +16,7 @@ from zerocopy.sinks.draw import STYLES
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 2, 130, 141, 143
 # Flags a setting is also known by (older names keep working).
-ALIASES = {"postprocess": ("--decoder",)}
+ALIASES = {"postprocess": ("--decoder",), "anonymise": ("--anonymize",), "anonymise_style": ("--anonymize-style",)}
 # The settings bench takes (it runs every path itself and measures whole files, not live sources).
 BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold", "classes",
                   "classify", "max_rois", "min_presence", "detect_fps", "tiles")
@@ -92,13 +92,6 @@ def _positive_int(text: str) -> int:
     return v
 
 
-def _label_list(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(","))
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"expected comma-separated class names, got {text!r}")
-    return names
-
-
 def _path_list(text: str) -> list[str]:
     names = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in names if p not in PATHS]
@@ -164,11 +157,6 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("inputs", nargs="+", metavar="INPUT", help="video files, folders of them, or stream URLs")
     add_settings(d)
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
-    d.add_argument("--anonymise", "--anonymize", type=_label_list, metavar="LABELS",
-                   help="in the --output video, make the boxes of these labels unrecognisable (comma-separated, "
-                   "e.g. face or Person,Car): privacy-safe recordings")
-    d.add_argument("--anonymise-style", "--anonymize-style", choices=STYLES, default="pixelate",
-                   help="how --anonymise hides a box (grown by a fifth): coarse blocks, a strong blur, or black")
     d.add_argument("--events", metavar="FILE", help="write one JSON line per object event: new, update, end "
                    "(tracking implied; '-' for stdout); docs/tracking.md describes them")
     d.add_argument("--publish", metavar="URL", help="publish object events (tracking implied) to an MQTT broker: "
@@ -223,6 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "and the native bridge, and say for each path whether it can run and why not. "
                          "Always exits 0.")
     doc.add_argument("--json", action="store_true", help="print the stable JSON form")
+    doc.add_argument("--va-device", metavar="NODE", help="a render node to check first, besides /dev/dri/renderD* "
+                     "(as detect's --va-device)")
 
     m = sub.add_parser("models", help="list or pull catalogue models")
     msub = m.add_subparsers(dest="models_command", metavar="ACTION")

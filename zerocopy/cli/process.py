@@ -15,7 +15,6 @@ from zerocopy.cli.detect import (
     drive,
     finish,
     refusal_teller,
-    refuse_gaps_in_anonymising,
     stop_on_signals,
 )
 from zerocopy.cli.progress import progress_factory
@@ -92,7 +91,6 @@ def cmd_process(args, say: Callable[[str], None]) -> int:
     maps = MapOutputs(args.mask_output, args.npy, args.anonymise_style if args.anonymise else None)
     out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel, progress_factory(args.quiet))
     config = config_from(args, ("model", *PROCESS_SETTINGS))
-    refuse_gaps_in_anonymising(args.anonymise, config)
     # the outputs are claimed before the model is pulled (a `with` enters its items in order), as detect does
     with claim_outputs(args, videos, [("--npy", args.npy)]), \
             Processor(config=config, detector=args.detector, log=say, on_refusal=refusal_teller(args, say)) \

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import openvino as ov
 from openvino.preprocess import ColorFormat, PrePostProcessor
@@ -24,6 +24,8 @@ from zerocopy.catalog import CATALOG, CatalogEntry
 from zerocopy.errors import ConfigError, ModelChoiceError, ModelError, openvino_reason
 from zerocopy.postprocess import Postprocessor, guess_postprocess, make_postprocessor
 
+if TYPE_CHECKING:
+    from zerocopy.infer.compiled import CompiledModels
 InputKind = Literal["nv12", "bgr"]
 _COLOURS = {"RGB": ColorFormat.RGB, "BGR": ColorFormat.BGR}
 # How models without a catalogue entry expect their input, by postprocessing.
@@ -248,17 +250,16 @@ class WrappedModel:
         self.ov_config: dict[str, Any] = {}  # the OpenVINO properties it was last compiled with
 
     def compile(self, device: str, context: Any = None, ov_config: dict[str, Any] | None = None,
-                inputs: int = 1) -> WrappedModel:
-        """Compile for `device`, or for a remote `context` (the device it belongs to is `device`),
-        to serve `inputs` streams at once.
-
-        `ov_config` (OpenVINO properties) overrides `default_config(device, inputs, task)`.
-        """
+                inputs: int = 1, models: CompiledModels | None = None) -> WrappedModel:
+        """Compile for `device`, or for a remote `context` (the device it belongs to is `device`), to serve
+        `inputs` streams at once, through `models` if given (once for their life). `ov_config` (OpenVINO
+        properties) overrides `default_config(device, inputs, task)`."""
         cfg = {**default_config(device, inputs, self.spec.task), **(ov_config or {})}
         if self.memory_type:  # the BATCH wrapper copies inputs with data(), which remote tensors lack
             cfg["ALLOW_AUTO_BATCHING"] = "NO"
         try:
-            self.compiled = self.core.compile_model(self.model, context if context is not None else device, cfg)
+            self.compiled = (models.compile(self, device, context, cfg) if models is not None else
+                             self.core.compile_model(self.model, context if context is not None else device, cfg))
         except (RuntimeError, TypeError) as e:
             raise ModelError(f"cannot compile {self.spec.name} for {device}: {openvino_reason(e)}") from None
         self.device, self.ov_config = device, cfg

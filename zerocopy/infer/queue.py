@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,6 +24,77 @@ class Handoff(Protocol):
     def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> Any:
         """Set the request's inputs from `frames`; `slot` names the request (stable per request).
         Returns whatever must stay alive until the request completes."""
+
+
+class RequestQueue:
+    """An `AsyncInferQueue` of `jobs` requests on `compiled`, freed safely.
+
+    Its completion callback calls `on_done` (a bound method) through a weak reference: a bound method held by
+    the queue its owner holds is a cycle through native code that Python's collector cannot break (the
+    compiled model, its threads and files lived on after `close()`). And OpenVINO drops the callback (a Python
+    object) on whichever thread lets the last request go, with the GIL taken for it: an executor thread, at
+    times, after `wait_all` returned. A compiled model freed meanwhile joins that thread, GIL held, and the
+    process hangs. So `close()` waits until every request is idle and the callback has been let go, the GIL
+    released, before the owner may free the compiled model; a queue that never lets go is kept, with its model,
+    for the process's life.
+    """
+
+    def __init__(self, compiled: ov.CompiledModel, jobs: int, on_done: Callable[[ov.InferRequest, Any], None]):
+        method = weakref.WeakMethod(on_done)
+
+        def done(request: ov.InferRequest, userdata: Any) -> None:
+            bound = method()
+            if bound is not None:
+                bound(request, userdata)
+
+        self._compiled, self._done = compiled, done
+        self.queue: ov.AsyncInferQueue | None = ov.AsyncInferQueue(compiled, jobs)
+        self.queue.set_callback(done)
+
+    def __getitem__(self, rid: int) -> ov.InferRequest:
+        assert self.queue is not None, "closed"
+        return self.queue[rid]
+
+    def get_idle_request_id(self) -> int:
+        assert self.queue is not None, "closed"
+        return self.queue.get_idle_request_id()
+
+    def start_async(self, userdata: Any) -> None:
+        assert self.queue is not None, "closed"
+        self.queue.start_async(userdata=userdata)
+
+    def wait_all(self) -> None:
+        assert self.queue is not None, "closed"
+        self.queue.wait_all()
+
+    def close(self, abandoned: bool = False) -> None:
+        """Free the queue (idempotent): its requests idle (OpenVINO's `wait_all`, which rethrows a failed one's
+        error once all are idle), then its callback let go. `abandoned`: a request never finished (a hung GPU):
+        the queue is kept as it is, never freed."""
+        queue, self.queue = self.queue, None
+        if queue is None:
+            return
+        if abandoned:
+            _NEVER_FREED.append((queue, self._compiled))
+            return
+        with contextlib.suppress(RuntimeError):
+            queue.wait_all()
+        del queue
+        deadline = time.monotonic() + RELEASE_TIMEOUT_S
+        while self._held_natively() and time.monotonic() < deadline:
+            time.sleep(0.001)  # the GIL released: the thread letting the callback go may take it
+        if self._held_natively():
+            _NEVER_FREED.append((None, self._compiled))  # still held natively: freeing its model could hang
+
+
+    def _held_natively(self) -> bool:
+        """Whether OpenVINO still holds the callback (references beyond `self._done` and this call's argument)."""
+        return sys.getrefcount(self._done) > 2
+
+
+# request queues (or their compiled models) that could not be freed safely: kept for the process's life
+_NEVER_FREED: list[tuple] = []
+RELEASE_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -55,8 +129,7 @@ class InferenceScheduler:
 
     def __init__(self, model: WrappedModel, handoff: Handoff, nireq: int):
         self.model, self.handoff, self.nireq = model, handoff, nireq
-        self._queue = ov.AsyncInferQueue(model.compiled, nireq)
-        self._queue.set_callback(self._done)
+        self._queue = RequestQueue(model.compiled, nireq, self._done)
         self._lock = threading.Condition()
         self._finished: dict[int, tuple[list[dict[str, np.ndarray]], float, BaseException | None]] = {}
         self._pending: dict[int, _Pending] = {}
@@ -187,6 +260,11 @@ class InferenceScheduler:
         request that did not finish in time, returns at once: that request is left to OpenVINO."""
         if not self.abandoned:
             self._settle()
+
+    def close(self) -> None:
+        """Wait for the requests in flight and free the request queue (`RequestQueue.close`)."""
+        self._queue.close(abandoned=self.abandoned)
+        self.discard()
 
     @property
     def in_flight(self) -> int:

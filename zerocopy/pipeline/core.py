@@ -25,14 +25,18 @@ from zerocopy.decode.vaapi import VASession
 from zerocopy.detections import Detections
 from zerocopy.errors import InferenceError, ModelError, PathUnavailable, ZeroCopyError, openvino_reason
 from zerocopy.frames import PreparedFrame
+from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
+from zerocopy.pipeline.parallel import Reopen, parallel_events
+from zerocopy.postprocess import LabelChoice
 from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
 from zerocopy.roi.stage import RoiStage
 from zerocopy.roi.tiles import Tiler
+from zerocopy.sinks.draw import anonymised_picture
 from zerocopy.sources import camera_name
 from zerocopy.stats import Distribution, RunClock, StageTimes
 
@@ -60,8 +64,13 @@ class Pipeline:
 
     def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
                  keep_images: bool = False, stop_event: threading.Event | None = None, rois: RoiStage | None = None,
-                 tiles: Tiler | None = None):
+                 tiles: Tiler | None = None, models: CompiledModels | None = None, labels: LabelChoice | None = None):
         self.model, self.front, self.inputs, self.keep_images = model, front, inputs, keep_images
+        # which labels are reported, and which are detected only to be hidden (`anonymise`) or cropped
+        self.labels = labels or LabelChoice()
+        # the owner of the compiled models and of the VA device they use (a Detector's, or a service's): they
+        # outlive this run; without one, the run compiles its own and closes its VA device at its end
+        self.models = models
         self.rois = rois  # the second models (`--classify`), compiled beside the detector
         self.tiles = tiles  # the detector again on tiles of each frame (`--tiles`), compiled beside it
         # an image-to-image model's output over the frame (`text-map`); None for a detector
@@ -76,7 +85,8 @@ class Pipeline:
         self.detections = 0
         self.scheduler: InferenceScheduler | None = None
         self.committed = False
-        self.va = VASession(config.va_device)  # one VA device (and remote context) for all of a run's inputs
+        # one VA device (and remote context) for all of a run's inputs
+        self.va = models.va_session(front.name, config.va_device) if models is not None else VASession(config.va_device)
         self._context = None
         self.clock: RunClock | None = None
         self.setup_s = 0.0
@@ -87,6 +97,8 @@ class Pipeline:
         self.skipped = 0  # frames --detect-fps left out
         # each input's own settings (`config.INPUT_SETTINGS`: detect_fps; classes as `keep`, label indices)
         self.per_input: list[dict] = []
+        self._feeders = False  # inputs are read by feeder threads (`parallel.py`)
+        self._streams_lock = threading.Lock()  # feeders open and forget their streams on threads of their own
 
     @property
     def device(self) -> str:
@@ -100,7 +112,9 @@ class Pipeline:
         """Stop reading; the frames in flight still come out. Safe from any thread or a signal handler."""
         self.stop_event.set()
         self.abandon.set()
-        for stream in list(self._streams):  # a live source waiting for data or for a reconnection
+        with self._streams_lock:
+            streams = list(self._streams)
+        for stream in streams:  # a live source waiting for data or for a reconnection
             stream.interrupt()
 
     @property
@@ -117,7 +131,7 @@ class Pipeline:
     def open(self, source: str, input: int = 0) -> FrameStream:
         # prepared and not yet bound at once: a batch being filled, the first frame primed, the one being
         # prepared; with inputs at once, also what each feeder prepares ahead (and holds while it waits)
-        unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self.inputs > 1 else 0)
+        unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self._feeders else 0)
         if self.stop_event.is_set():
             self.abandon.set()
         own = self.per_input[input] if input < len(self.per_input) else {}
@@ -125,17 +139,19 @@ class Pipeline:
         crops = self.rois is not None or self.tiles is not None  # the decoded frame is kept to crop from
         stream = self.front.open(source, OpenRequest(self.model, config, self.va, self.keep_images, unbound,
                                                      self.abandon, keep_source=crops))
-        self._streams.add(stream)
-        self.open_inputs[input] = stream
+        with self._streams_lock:
+            self._streams.add(stream)
+            self.open_inputs[input] = stream
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
         return stream
 
     def forget(self, stream: FrameStream) -> None:
-        self._streams.discard(stream)
-        for input, open_stream in list(self.open_inputs.items()):
-            if open_stream is stream:
-                del self.open_inputs[input]
+        with self._streams_lock:
+            self._streams.discard(stream)
+            for input, open_stream in list(self.open_inputs.items()):
+                if open_stream is stream:
+                    del self.open_inputs[input]
 
     def damage_now(self, input: int):
         """An open input's `DamageReport` as it stands (its drops and reconnections so far), else None."""
@@ -147,10 +163,10 @@ class Pipeline:
         failed request: OpenVINO's queue rethrows a failure from then on)."""
         if self.model.compiled is None or stream.context is not self._context:
             try:
-                self.model.compile(self.device, stream.context, self.config.ov_config, self.inputs)
+                self.model.compile(self.device, stream.context, self.config.ov_config, self.inputs, self.models)
                 for region in [*(self.rois.models if self.rois else ()), *([self.tiles] if self.tiles else ())]:
                     region.activate(self.device, stream.context, self.config.ov_config,
-                                    self.front.roi_feed(region.wrapped, stream))
+                                    self.front.roi_feed(region.wrapped, stream), self.models)
             except ModelError as e:
                 if not self.committed and self.refusable:
                     raise self._refuse(Code.COMPILE, "", e) from None
@@ -248,12 +264,20 @@ class Pipeline:
                 dets = self._regions(self.tiles, r.frame, dets)
                 t0 += time.perf_counter() - t_tiles
         own = self.per_input[input] if input < len(self.per_input) else {}
-        if own.get("keep") is not None and len(dets):  # this input's own classes
-            dets = dets[np.isin(dets.labels, own["keep"])]
+        shown = own.get("keep", self.labels.shown)  # this input's own classes, else the run's
+        if own.get("keep") is not None and len(dets):  # those, and the labels detected to be hidden or cropped
+            dets = dets[np.isin(dets.labels, self.labels.detected(own["keep"]))]
         post_ms = (time.perf_counter() - t0) * 1e3
         if self.rois is not None:  # timed on its own (`RoiTimes`)
             dets = self._regions(self.rois, r.frame, dets)
         r.frame.source = None  # cropped from (tiles, region models): the decoded frame can go
+        t1 = time.perf_counter()  # hiding and choosing what is reported: timed with the postprocessing
+        if self.labels.hidden and r.frame.picture is not None:  # before any output sees the picture
+            r.frame.picture = anonymised_picture(r.frame.picture, dets[np.isin(dets.labels, self.labels.hidden)],
+                                                 self.config.anonymise_style)
+        if shown is not None and len(dets):  # what is reported: never the labels detected only to be hidden
+            dets = dets[np.isin(dets.labels, shown)]
+        post_ms += (time.perf_counter() - t1) * 1e3
         events: list = []
         if self.tracks is not None:  # timed with the postprocessing
             t1 = time.perf_counter()
@@ -269,7 +293,7 @@ class Pipeline:
         return FrameDone(outcome.source, r.frame, dets, input, tuple(events))
 
     def events(self, sources: Sequence[str], max_frames: int | None = None, cameras: Sequence[str] | None = None,
-               per_input: Sequence[dict] | None = None) -> Iterator[Event]:
+               per_input: Sequence[dict] | None = None, reopen: Reopen | None = None) -> Iterator[Event]:
         """`InputBegin`, `FrameDone`… and `InputEnd` per source. A path that cannot handle the inputs
         raises `PathUnavailable` before the first event; an input it cannot handle after that ends with
         its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over.
@@ -277,9 +301,8 @@ class Pipeline:
         One input after the other; or, with `inputs` > 1, all at once, each decoded on a thread of its
         own and all feeding the one compiled model and request queue: events of different inputs
         interleave, each input's frames in their order, and one input ending or failing does not stop
-        the others.
-        """
-        from zerocopy.pipeline.parallel import parallel_events
+        the others. With `reopen`, inputs are read that way whatever their number, and each one that ends is
+        opened again after a back-off (`parallel.Reopen`) until a stop."""
         from zerocopy.pipeline.sequential import sequential_events
 
         self.clock = RunClock()
@@ -292,9 +315,12 @@ class Pipeline:
 
             names = [camera_name(s) for s in sources] if cameras is None else list(cameras)
             self.tracks = InputTracks(self.config, self.model.spec.labels or None, names)
-        run = parallel_events if self.inputs > 1 and len(sources) > 1 else sequential_events
+        self._feeders = reopen is not None or (self.inputs > 1 and len(sources) > 1)
         try:
-            yield from run(self, [str(s) for s in sources], max_frames)
+            if self._feeders:
+                yield from parallel_events(self, [str(s) for s in sources], max_frames, reopen)
+            else:
+                yield from sequential_events(self, [str(s) for s in sources], max_frames)
         except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
             self.interrupted = True
         finally:
@@ -303,14 +329,18 @@ class Pipeline:
             self.clock.stop()
 
     def close(self) -> None:
-        """Release the requests and the compiled model, then the VA device they may use (idempotent)."""
+        """Release the requests and the compiled model, then the VA device they may use, unless their owner
+        (`models`) keeps them for the next run (idempotent)."""
+        if self.scheduler is not None:
+            self.scheduler.close()
         self.scheduler = None
         self._context = None
         for stage in (self.rois, self.tiles):
             if stage is not None:
                 stage.release()
         self.model.release()
-        self.va.close()
+        if self.models is None:
+            self.va.close()
 
     def result(self, sink_s: float = 0.0) -> RunResult:
         interrupted = self.interrupted or self.stop_event.is_set()  # (asked while the run still goes)

@@ -3,7 +3,9 @@ calling thread submits whatever is ready into the one request queue and delivers
 submission order (so each input's frames stay in their order while inputs interleave). An input
 starts as soon as it is open: one that does not answer delays none of the others. An input that ends
 or fails does not stop the others; a failed request ends the inputs of its frames with the error and
-the rest go on with a fresh request queue."""
+the rest go on with a fresh request queue. With a `Reopen` policy (a service's cameras), an input that ends
+for any reason but a stop is opened again after a back-off, by its own feeder: the run, its compiled model
+and the other inputs go on meanwhile, and each opening is an `InputBegin` … `InputEnd` of the same input."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from zerocopy.decode.live import OpenAbandoned
@@ -24,13 +27,25 @@ from zerocopy.sources import redact, redact_text
 if TYPE_CHECKING:
     from zerocopy.pipeline.core import Pipeline
 
-_OPEN, _FRAME, _END, _ERROR, _REFUSED = range(5)
+# what a feeder says: an opening began, a frame, the opening ended (on its own, with an error, refused by the
+# path), the feeder is gone (no opening will follow)
+_OPEN, _FRAME, _END, _ERROR, _REFUSED, _GONE = range(6)
 
 
-def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None) -> Iterator[Event]:
+@dataclass(frozen=True)
+class Reopen:
+    """An input that ended (a network file's end, an error, a failed request) is opened again after `first`
+    seconds, doubling up to `longest`; back to `first` after an opening that gave frames. Only a stop ends it."""
+
+    first: float = 1.0
+    longest: float = 30.0
+
+
+def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None,
+                    reopen: Reopen | None = None) -> Iterator[Event]:
     p.outcomes = [InputOutcome(redact(src)) for src in sources]  # shown: events, report, errors
     merged: queue.Queue = queue.Queue()
-    feeders = [_Feeder(i, src, p, merged, max_frames) for i, src in enumerate(sources)]
+    feeders = [_Feeder(i, src, p, merged, max_frames, reopen) for i, src in enumerate(sources)]
     try:
         yield from _Merge(p, feeders, merged).events()
     finally:
@@ -60,6 +75,7 @@ class _Merge:
         self.finished: set[int] = set()
         self.reported: set[int] = set()
         self.lead: int | None = None  # the input whose first frame was the trial
+        self.opening = dict.fromkeys(self.feeders, 0)  # the number of each input's current opening (its feeder's)
 
     def events(self) -> Iterator[Event]:
         live = set(self.feeders)
@@ -76,8 +92,19 @@ class _Merge:
                 yield from self._collect()
                 continue
             if kind == _OPEN:
+                value, self.opening[i] = value  # (the stream, the opening's number)
+                if i in self.finished:  # opened again: its last opening's frames out and its end said first
+                    if pending:
+                        yield from self._submit(pending)
+                        pending = []
+                    yield from self._collect(wait=True)
+                    self.finished.discard(i)
+                    self.reported.discard(i)
+                    self.outcomes[i] = InputOutcome(self.outcomes[i].source)
                 self.outcomes[i].started = time.perf_counter()
                 yield self.p.begin(i, self.outcomes[i].source, value)
+            elif kind == _GONE:
+                live.discard(i)
             elif kind == _FRAME:
                 self.feeders[i].taken_one()
                 if self.outcomes[i].error:  # its first frame failed the trial: the rest of it is dropped
@@ -98,7 +125,6 @@ class _Merge:
                     yield from self._submit(pending)
                     pending = []
             else:
-                live.discard(i)
                 self.finished.add(i)
                 if kind == _REFUSED and not self.p.committed:
                     raise value  # the path cannot take this input (e.g. its first frame on the GPU)
@@ -121,7 +147,7 @@ class _Merge:
             first = [self.p.done(r, self.outcomes[i], i) for r in ready]  # region models too, before commit
         except InferenceError as e:
             self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
-            self.feeders[i].halt()
+            self.feeders[i].end_opening(self.opening[i])
             self.p.scheduler.discard()  # a queue that saw a failure is replaced
             self.p.scheduler = None
             return
@@ -146,7 +172,7 @@ class _Merge:
                 done = self.p.done(r, self.outcomes[i], i)
             except InferenceError as e:  # its region models failed on this frame: that input ends with it
                 self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
-                self.feeders[i].halt()
+                self.feeders[i].end_opening(self.opening[i])
                 continue
             yield done
 
@@ -181,6 +207,7 @@ class _Merge:
                     if i is not None:
                         self.outstanding[i] -= 1
                         self.outcomes[i].error = self.outcomes[i].error or f"{self.outcomes[i].source}: {e}"
+                        self.feeders[i].end_opening(self.opening[i])
         old.discard()  # fully drained: `owner` now holds only frames not yet submitted
         self.p.scheduler = None
         assert self.lead is not None
@@ -190,15 +217,20 @@ class _Merge:
 class _Feeder:
     """Opens one input and prepares its frames on a thread of its own, at most `feeder_depth` ahead of
     the scheduler, handing them to the merged queue; then (also on a stop or an error) closes the
-    input and says so. The input's stream is driven and closed by this thread only."""
+    input and says so; with `reopen`, opens it again after a back-off, until a stop or `halt()`. The
+    input's stream is driven and closed by this thread only."""
 
-    def __init__(self, index: int, source: str, p: Pipeline, merged: queue.Queue, max_frames: int | None):
+    def __init__(self, index: int, source: str, p: Pipeline, merged: queue.Queue, max_frames: int | None,
+                 reopen: Reopen | None = None):
         self.index, self.source, self.p, self._merged, self._max = index, source, p, merged, max_frames
+        self.reopen = reopen
         self.stream: FrameStream | None = None
-        self.cut = False  # a stop ended it before its end (while it was opened, too)
+        self.cut = False  # a stop ended its opening before its end (while it was opened, too)
+        self.openings = 0  # its openings so far (the current one's number)
         self._taken = 0
         self._room = threading.Semaphore(p.feeder_depth)
         self._halt = threading.Event()
+        self._end_opening = threading.Event()  # the consumer ended the current opening (its frames failed)
         self._thread = threading.Thread(target=self._run, name=f"zerocopy-input-{index}", daemon=True)
         self._thread.start()
 
@@ -206,43 +238,81 @@ class _Feeder:
         return self._halt.is_set() or self.p.stop_event.is_set()
 
     def _run(self) -> None:
+        delays = None
+        try:
+            while True:
+                self.openings += 1
+                self._end_opening.clear()
+                kind, value = self._one_opening()
+                self._merged.put((self.index, kind, value))
+                if self.reopen is None or self._stopping():
+                    return
+                if self._taken or delays is None:  # frames flowed: back to the first delay
+                    delays = _backoff(self.reopen)
+                if self._wait(next(delays)):
+                    return
+        finally:
+            self._merged.put((self.index, _GONE, None))
+
+    def _wait(self, seconds: float) -> bool:
+        """Wait `seconds`; True when stopped or halted meanwhile."""
+        deadline = time.monotonic() + seconds
+        while not self._stopping():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._halt.wait(min(left, 0.05))
+        return True
+
+    def _one_opening(self) -> tuple[int, object]:
+        """Open the input, hand its frames over until it ends; how it ended (`_END`, `_ERROR`, `_REFUSED`)."""
         kind, value = _END, None
+        self.stream, self.cut, self._taken = None, False, 0
         try:
             try:
                 self.stream = self.p.open(self.source, self.index)
             except InputError as e:
-                kind, value = _ERROR, e
-                return
+                return _ERROR, e
             except OpenAbandoned:  # stopped while it was being opened: interrupted, not a failure
                 self.cut = True
-                return
+                return _END, None
             except BaseException as e:  # the path's refusal of this input (or a bug): the consumer decides
-                kind, value = _REFUSED, e
-                return
-            self._merged.put((self.index, _OPEN, self.stream))
+                return _REFUSED, e
+            self._merged.put((self.index, _OPEN, (self.stream, self.openings)))
             for frame in self.stream:
-                if self._stopping() or (self._max is not None and self._taken >= self._max):
+                if self._ending() or (self._max is not None and self._taken >= self._max):
                     self.cut = self._stopping()
                     break
                 while not self._room.acquire(timeout=0.05):
-                    if self._halt.is_set():
-                        return
+                    if self._ending():
+                        self.cut = self._stopping()
+                        return _END, None
                 self._taken += 1
                 self._merged.put((self.index, _FRAME, frame))
             else:
                 self.cut = self._stopping()  # a stop interrupts the stream's reading: it ends early
-        except BaseException as e:  # handed to the consumer as this input's error
+        except BaseException as e:  # handed to the consumer as this opening's error
             kind, value = _ERROR, e
         finally:
-            try:
-                if self.stream is not None:
-                    self.stream.close()
-            finally:
-                self._merged.put((self.index, kind, value))
+            if self.stream is not None:
+                self.stream.close()
+                self.p.forget(self.stream)
+        return kind, value
+
+    def _ending(self) -> bool:
+        return self._stopping() or self._end_opening.is_set()
 
     def taken_one(self) -> None:
         """The consumer took a frame: room for one more."""
         self._room.release()
+
+    def end_opening(self, opening: int) -> None:
+        """End its opening number `opening` (its frames failed): with `reopen` it is opened again later."""
+        if opening == self.openings:
+            self._end_opening.set()
+            stream = self.stream
+            if stream is not None:
+                stream.interrupt()
 
     def halt(self) -> None:
         """End it: its frames stop, and a read waiting on a live source (or its reconnection) ends now."""
@@ -253,3 +323,10 @@ class _Feeder:
 
     def join(self) -> None:
         self._thread.join()
+
+
+def _backoff(policy: Reopen) -> Iterator[float]:
+    delay = policy.first
+    while True:
+        yield delay
+        delay = min(delay * 2, policy.longest)

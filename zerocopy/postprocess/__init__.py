@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,19 +23,39 @@ POSTPROCESSORS = ("anchor-ssd", "detection-output", "yolo", "ssd-multiclass", "t
 UNNAMED = "???"  # a label map's name for a class that is none (the background of `objects`' SSD)
 
 
-def label_indices(classes: Sequence[str], labels: Sequence[str]) -> tuple[int, ...]:
+def label_indices(classes: Sequence[str], labels: Sequence[str], setting: str = "classes") -> tuple[int, ...]:
     """The indices of `classes` (names, matched case-insensitively) among a model's `labels`; a name
-    the model does not have is a `ConfigError` listing the labels it has."""
+    the model does not have is a `ConfigError` (naming `setting`) listing the labels it has."""
     if not labels:
-        raise ConfigError("classes", "classes needs a model with labels (a catalogue model, or --labels FILE)")
+        raise ConfigError(setting, f"{setting} needs a model with labels (a catalogue model, or --labels FILE)")
     folded = [name.casefold() for name in labels]
     out = []
     for name in classes:
         if name.casefold() not in folded:
             named = ", ".join(n for n in labels if n != UNNAMED)
-            raise ConfigError("classes", f"the model has no class {name!r}; its classes: {named}")
+            raise ConfigError(setting, f"the model has no class {name!r}; its classes: {named}")
         out.append(folded.index(name.casefold()))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class LabelChoice:
+    """Which labels a run reports, hides and detects, as label indices: the one rule for every path and output.
+
+    `shown` are reported (the results, JSON Lines, events, the report: the `classes`; None: every label).
+    `hidden` (`anonymise`) are hidden in every picture the run keeps, and `needed` are cropped by a region model
+    (person-mask's Person boxes): both are detected whatever `shown` says, and reported only if `shown` has them
+    too. A privacy setting never depends on what is reported."""
+
+    shown: tuple[int, ...] | None = None
+    hidden: tuple[int, ...] = ()
+    needed: tuple[int, ...] = ()
+
+    def detected(self, shown: tuple[int, ...] | None = None) -> tuple[int, ...] | None:
+        """The labels postprocessing keeps for `shown` (default: the run's; an input's own `classes` narrow it):
+        those and the hidden and needed ones; None (every label) when every label is shown."""
+        shown = self.shown if shown is None else shown
+        return None if shown is None else tuple(sorted({*shown, *self.hidden, *self.needed}))
 
 
 class LabelFilter(Postprocessor):
@@ -100,4 +121,5 @@ def _make(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[
     raise ModelError(f"unknown postprocessing {kind!r}; choose from {', '.join(POSTPROCESSORS)}")
 
 
-__all__ = ["POSTPROCESSORS", "Postprocessor", "guess_postprocess", "label_indices", "make_postprocessor"]
+__all__ = ["POSTPROCESSORS", "LabelChoice", "Postprocessor", "guess_postprocess", "label_indices",
+           "make_postprocessor"]

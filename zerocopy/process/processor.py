@@ -23,12 +23,12 @@ from zerocopy.api import Detector
 from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
 from zerocopy.infer.model import ModelSpec, resolve_spec
-from zerocopy.postprocess import label_indices
+from zerocopy.postprocess import LabelChoice, label_indices
 from zerocopy.roi.setup import ResolvedTask, resolve_tasks
 from zerocopy.roi.tasks import RoiTask
 
 # Settings that only mean something for the boxes of a detector: a model of the whole frame refuses them.
-BOX_SETTINGS = ("labels", "postprocess", "classes", "classify", "threshold", "min_presence", "tiles")
+BOX_SETTINGS = ("labels", "postprocess", "classes", "anonymise", "classify", "threshold", "min_presence", "tiles")
 
 
 class Processor(Detector):
@@ -68,7 +68,7 @@ class Processor(Detector):
                                   "a detector's boxes (person-mask)")
             made.resize = asked.resize or made.resize
             self.spec, self.config = made, asked.replace(resize=made.resize)
-            self._keep_labels, self._regions = None, []
+            self._labels, self._keep_labels, self._regions = LabelChoice(), None, []
             return
         self.spec = resolve_spec(self._detector or entry.detector, asked.labels, asked.postprocess, asked.resize,
                                  core=self._core, log=log, setting="detector")
@@ -79,8 +79,13 @@ class Processor(Detector):
             raise ConfigError("detector", f"{made.name} runs on {', '.join(entry.box_labels)} boxes: the "
                               f"{self.spec.name} detector finds none (its classes: "
                               f"{', '.join(self.spec.labels) or 'unnamed'})") from None
-        classes = self.config.classes
-        self._keep_labels = label_indices(classes, self.spec.labels) if classes else on
+        # the boxes the map is made of are detected whatever `classes` reports (a privacy mask must not depend on it);
+        # without `classes`, they are the boxes reported
+        config = self.config
+        self._labels = LabelChoice(
+            label_indices(config.classes, self.spec.labels) if config.classes else on,
+            label_indices(config.anonymise, self.spec.labels, "anonymise") if config.anonymise else (), needed=on)
+        self._keep_labels = self._labels.detected()
         self._regions = [*resolve_tasks(self.config, self.spec, self._core, log),
                          ResolvedTask(RoiTask(made.name, entry.box_labels), made, on)]
 

@@ -30,10 +30,13 @@ from typing import Any
 
 from zerocopy.errors import ConfigError, ZeroCopyError, clipped
 from zerocopy.publish.target import MqttTarget
-from zerocopy.sources import NAME_RULE, is_name, redact_text
+from zerocopy.sources import NAME_RULE, is_name, mask_secrets, redact_text
 
 RECONNECT_MIN, RECONNECT_MAX = 1, 30  # seconds: paho doubles the wait after each failed attempt
 KEEPALIVE = 30  # seconds: a broker gone silent is noticed within 1.5× this
+# seconds a peer may take to answer CONNECT (a broker answers at once): one silent longer is said to be no MQTT
+# broker (or a TLS port spoken to without TLS); paho itself only drops it after KEEPALIVE, then tries again
+CONNACK_TIMEOUT = 5.0
 ONLINE, OFFLINE = "online", "offline"
 
 
@@ -60,11 +63,15 @@ class MqttPublisher:
         self._dropped = {"events": 0, "detections": 0}
         self._closed = False
         self._progress = threading.Event()  # set at each acknowledgement while close() waits
-        # written only by paho's thread:
+        # written only by paho's thread (and by close(), once that thread is stopping):
         self._connected = False
         self._connects = 0
         self._errors = 0
         self._last_error: str | None = None
+        # monotonic times: of the connection attempt under way (the first is due at once), and of the connection
+        # made whose CONNECT is still unanswered
+        self._attempt_since: float | None = time.monotonic()
+        self._unanswered_since: float | None = None
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311, clean_session=True,
                              client_id=f"zerocopy-{node}-{os.getpid()}-{secrets.token_hex(3)}")
@@ -78,6 +85,8 @@ class MqttPublisher:
         client.will_set(self._availability, OFFLINE, qos=1, retain=True)
         client.reconnect_delay_set(RECONNECT_MIN, RECONNECT_MAX)
         client.on_connect = self._on_connect
+        client.on_pre_connect = self._on_pre_connect
+        client.on_socket_open = self._on_socket_open
         client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
         self._client = client
@@ -129,7 +138,12 @@ class MqttPublisher:
             self._detections.append(info)
 
     def stats(self) -> dict[str, Any]:
-        """JSON-ready counts (see the module's docstring for what each means)."""
+        """JSON-ready counts (see the module's docstring for what each means). A connection whose CONNECT has
+        gone unanswered for `CONNACK_TIMEOUT` s counts as an error, its reason the `last_error`."""
+        errors, last_error = self._errors, self._last_error
+        waited = self._unanswered_for()
+        if waited is not None and waited >= CONNACK_TIMEOUT:
+            errors, last_error = errors + 1, self._unanswered(waited, ended=False)
         with self._lock:
             self._settle()
             kinds = {}
@@ -137,21 +151,26 @@ class MqttPublisher:
                 delivered, lost = self._tally(pending)
                 kinds[kind] = {"published": self._published[kind] + delivered,
                                "queued": len(pending) - delivered - lost, "dropped": self._dropped[kind] + lost}
-        return {"target": str(self.target), "node": self.node, "connected": self._connected,
+        return {"target": mask_secrets(str(self.target)), "node": self.node, "connected": self._connected,
                 **{key: sum(k[key] for k in kinds.values()) for key in ("published", "queued", "dropped")},
-                "reconnects": max(0, self._connects - 1), "errors": self._errors, "last_error": self._last_error,
-                **kinds}
+                "reconnects": max(0, self._connects - 1), "errors": errors,
+                "last_error": mask_secrets(last_error) if last_error else None, **kinds}
 
     def close(self, timeout: float = 2.0) -> None:
         """Publish `offline`, wait up to `timeout` s for what is queued to be acknowledged (only while
-        connected: a broker that is down will not come back in time), disconnect and stop paho's thread.
-        What is still unacknowledged is counted as dropped. Idempotent; never raises."""
+        connected, or connecting: a broker that is down will not come back in time), disconnect and stop paho's
+        thread. What is still unacknowledged is counted as dropped; a connection made whose CONNECT was never
+        answered is said in `last_error`. Idempotent; never raises."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
         deadline = time.monotonic() + max(0.0, timeout)
+        while not self._connected and self._attempt_since is not None and time.monotonic() < deadline:
+            self._progress.wait(min(deadline - time.monotonic(), 0.05))  # connecting: its outcome may be coming
+            self._progress.clear()
         was_connected = self._connected
+        attempt, unanswered = self._attempt_since, self._unanswered_for()  # (before disconnect() ends them)
         try:
             self._client.on_publish = lambda *_: self._progress.set()  # not before: it costs every message
             offline = None
@@ -172,6 +191,11 @@ class MqttPublisher:
         stopper = threading.Thread(target=self._client.loop_stop, name="mqtt-stop", daemon=True)
         stopper.start()
         stopper.join(max(0.0, deadline - time.monotonic()) + 0.2 if was_connected else 0.1)
+        if not was_connected and attempt is not None:  # given up before paho would have: say why nothing went out
+            self._errors += 1
+            self._last_error = self._unanswered(unanswered, ended=False) if unanswered is not None else \
+                f"cannot connect: no answer from {self.target.host}:{self.target.port} in " \
+                f"{time.monotonic() - attempt:.1f} s"
         with self._lock:
             self._settle()
             for kind, pending in self._queues():
@@ -221,9 +245,32 @@ class MqttPublisher:
             self._settle()
             return bool(self._events or self._detections)
 
+    def _unanswered_for(self) -> float | None:
+        """Seconds a connection made has waited for the answer to its CONNECT (None: none waits)."""
+        since = self._unanswered_since
+        return None if since is None or self._connected else time.monotonic() - since
+
+    def _unanswered(self, waited: float, ended: bool) -> str:
+        """Why nothing goes out when the peer took the connection but never answered CONNECT (CONNACK)."""
+        what = "closed the connection" if ended else f"sent nothing for {waited:.1f} s"
+        hint = "" if self.target.tls else ", or a TLS port (use mqtts://)"
+        return f"no MQTT answer: {self.target.host}:{self.target.port} took the connection but {what} " \
+               f"instead of answering CONNECT: not an MQTT broker{hint}?"
+
     # --- paho's thread ---
 
+    def _on_pre_connect(self, client, userdata) -> None:
+        self._attempt_since = time.monotonic()
+
+    def _on_socket_open(self, client, userdata, sock) -> None:
+        self._unanswered_since = time.monotonic()  # connected (TLS handshake included): CONNECT goes out now
+
+    def _attempt_over(self) -> None:
+        self._attempt_since = self._unanswered_since = None
+        self._progress.set()  # close() may be waiting for this outcome
+
     def _on_connect(self, client, userdata, flags, reason_code, properties) -> None:
+        self._attempt_over()
         if self._closed:  # a connect() that was under way when close() came
             client.disconnect()
             return
@@ -238,16 +285,21 @@ class MqttPublisher:
     def _on_connect_fail(self, client, userdata) -> None:
         # paho calls this inside its `except OSError:` and passes no exception: the one being handled is it
         error = sys.exc_info()[1]
+        self._attempt_over()
         self._errors += 1
         self._last_error = f"cannot connect: {_short(error)}" if error else "cannot connect"
 
     def _on_disconnect(self, client, userdata, flags, reason_code, properties) -> None:
-        was = self._connected
+        was, waited = self._connected, self._unanswered_for()
         self._connected = False
+        self._attempt_over()
         if was and not self._closed:
             self._errors += 1
             self._last_error = (f"disconnected by the broker: {reason_code}" if flags.is_disconnect_packet_from_server
                                 else "connection lost")
+        elif waited is not None and not self._closed:  # ended (by the peer, or by paho's keepalive) unanswered
+            self._errors += 1
+            self._last_error = self._unanswered(waited, ended=waited < KEEPALIVE)
 
 
 def _short(error: BaseException) -> str:

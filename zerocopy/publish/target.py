@@ -5,6 +5,7 @@ The password never leaves this object in text: `str()`, `repr()` and every error
 from __future__ import annotations
 
 import os
+import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -97,9 +98,25 @@ class MqttTarget:
         if ca is not None:
             if scheme != "mqtts":
                 raise bad("a CA certificate goes with mqtts:// (TLS)")
-            if not Path(ca).is_file():
-                raise ConfigError("publish", f"MQTT CA certificate {ca}: no such file")
+            if (why := ca_problem(ca)) is not None:
+                raise ConfigError("publish", f"MQTT CA certificate {ca}: {why}")
         return cls(scheme, parts.hostname, port or DEFAULT_PORTS[scheme], prefix, user, password or None, ca)
+
+
+def ca_problem(ca: str) -> str | None:
+    """Why the file `ca` cannot verify a broker's certificate (None if it can): missing, unreadable, or holding no
+    PEM certificate. Read as the TLS connection will read it (`ssl` loads it), so a file that passes is usable."""
+    if not Path(ca).is_file():
+        return "no such file"
+    try:
+        ssl.create_default_context(cafile=ca)
+    except ssl.SSLError as e:
+        # NO_CERTIFICATE_OR_CRL_FOUND, or "[X509] PEM lib (_ssl.c:4154)" for a cut one
+        why = e.reason.replace("_", " ").lower() if e.reason else str(e).split(" (_ssl.c")[0]
+        return f"not a PEM CA certificate ({why})"
+    except OSError as e:
+        return f"cannot read it: {e.strerror or e}"
+    return None
 
 
 def _port_problem(e: ValueError) -> str:

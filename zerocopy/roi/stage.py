@@ -19,7 +19,9 @@ import openvino as ov
 from zerocopy.detections import Attribute, Detections
 from zerocopy.errors import InferenceError, openvino_reason
 from zerocopy.frames import PreparedFrame
+from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import WrappedModel
+from zerocopy.infer.queue import RequestQueue
 from zerocopy.roi.crops import Crop, central_crop, crop_for
 from zerocopy.roi.decoders import RoiDecoder, RoiResult, make_roi_decoder
 from zerocopy.roi.feeds import Fed, RoiFeed
@@ -73,20 +75,22 @@ class RegionRunner:
     def __init__(self, wrapped: WrappedModel):
         self.wrapped = wrapped
         self.feed: RoiFeed | None = None
-        self._queue: ov.AsyncInferQueue | None = None
+        self._queue: RequestQueue | None = None
         self._outputs: dict[int, dict[str, np.ndarray]] = {}
 
     @property
     def name(self) -> str:
         return self.wrapped.spec.name
 
-    def activate(self, device: str, context: Any, ov_config: dict[str, Any], feed: RoiFeed) -> None:
-        self.wrapped.compile(device, context, ov_config)
+    def activate(self, device: str, context: Any, ov_config: dict[str, Any], feed: RoiFeed,
+                 models: CompiledModels | None = None) -> None:
+        self.wrapped.compile(device, context, ov_config, models=models)
         self.feed = feed
-        self._queue = ov.AsyncInferQueue(self.wrapped.compiled, ROI_NIREQ)
-        self._queue.set_callback(self._done)
+        self._queue = RequestQueue(self.wrapped.compiled, ROI_NIREQ, self._done)
 
     def release(self) -> None:
+        if self._queue is not None:
+            self._queue.close()
         self._queue, self.feed = None, None
         self.wrapped.release()
 
@@ -111,9 +115,10 @@ class RegionRunner:
                 self._queue.start_async(userdata=i)
             self._queue.wait_all()
         except RuntimeError as e:
-            # OpenVINO's queue rethrows a failure from then on: the next frame gets a new one
-            self._queue = ov.AsyncInferQueue(self.wrapped.compiled, ROI_NIREQ)
-            self._queue.set_callback(self._done)
+            # OpenVINO's queue rethrows a failure from then on: the next frame gets a new one (once the old one's
+            # other requests are done)
+            self._queue.close()
+            self._queue = RequestQueue(self.wrapped.compiled, ROI_NIREQ, self._done)
             raise InferenceError(f"{self.name} failed on a region: {openvino_reason(e)}") from None
         return [self._outputs[i] for i in range(len(fed))]
 

@@ -2,7 +2,12 @@
 HTTP side.
 
 Bounded whatever the uptime: rates over a sliding window of the last `WINDOW_S` seconds, latency
-percentiles over the last `LATENCY_SAMPLES` frames, and one picture (the last, for `latest.jpg`)."""
+percentiles over the last `LATENCY_SAMPLES` frames, and one picture (the last, for `latest.jpg`).
+
+The picture is a PyAV frame, and PyAV objects are not thread-safe (`to_image()` on one frame from several
+threads at once crashed a process): the run's thread only hands it over, and it is turned into JPEG bytes
+once, under the camera's picture lock, by whichever HTTP thread asks first; every other request gets those
+bytes."""
 
 from __future__ import annotations
 
@@ -21,10 +26,7 @@ from zerocopy.serve.status import CameraState, CameraStatus
 
 WINDOW_S = 10.0
 LATENCY_SAMPLES = 300
-# A camera whose stream ended (a network file's end) while other cameras of its run go on: serve opens it
-# again when the run starts again, once they have all ended.
-ENDED_WAITING = ("the stream ended; it is opened again when the other cameras of its group (same model and "
-                 "settings: one run) have ended too")
+JPEG_QUALITY = 80
 
 
 class Camera:
@@ -40,11 +42,13 @@ class Camera:
         self._times: deque[float] = deque()  # perf_counter of the frames within the window
         self._inferred: deque[float] = deque()
         self._latency: deque[float] = deque(maxlen=LATENCY_SAMPLES)
-        self._picture: tuple[Any, Detections] | None = None  # the last frame's picture and boxes
+        self._picture_lock = threading.Lock()  # the picture is used by one thread at a time, under this lock
+        self._picture: tuple[Any, Detections] | None = None  # the last frame's picture and boxes (not encoded yet)
+        self._jpeg: bytes | None = None  # the last picture as JPEG, once asked for
+        self.encoded = 0  # pictures turned into JPEG so far
         self.damage: Callable[[], Any] = lambda: None  # the open input's DamageReport now (set by the engine)
         self._past_reconnects = self._past_dropped = 0  # of the runs that ended (a run restarts after a failure)
         self._opened = False  # it has opened once: opening it again is a reconnection
-        self._ended_itself = False  # its last input ended on its own (no stop, no error): serve opens it again
 
     def began(self, damage: Callable[[], Any], path: str | None) -> None:
         """The camera's input opened (`InputBegin`) on `path`, its `DamageReport` read live from `damage`. Every
@@ -52,7 +56,7 @@ class Camera:
         with self.lock:
             if self._opened:
                 self._past_reconnects += 1
-            self._opened, self._ended_itself = True, False
+            self._opened = True
             self.state, self.error, self.damage = "running", None, damage
             self._run_path = path
 
@@ -83,30 +87,25 @@ class Camera:
             for window in (self._times, self._inferred):
                 while window and window[0] < now - WINDOW_S:
                     window.popleft()
-            if frame.picture is not None:
-                self._picture = (frame.picture, detections)
+        if frame.picture is not None:  # handed over: the run's thread does not touch it again
+            with self._picture_lock:
+                self._picture, self._jpeg = (frame.picture, detections), None
 
-    def ended(self, outcome: Any, events: int = 0, run_over: bool = False) -> None:
+    def ended(self, outcome: Any, events: int = 0) -> None:
         """The camera's input ended (`pipeline.InputOutcome`; `events`: the `end` of its objects still open): its
-        counts kept, its state said. Stopped by serve: "stopped"; with an error: "failed"; on its own (a network
-        file's end): "reconnecting" if `run_over` (its run is over and serve opens it again), else "stopped" until
-        the run is (`reopening`)."""
+        counts kept, its state said. Stopped by serve: "stopped"; with an error: "failed" (with the error; serve
+        opens it again after a back-off); on its own (a network file's end): "reconnecting"."""
         damage = outcome.damage
         with self.lock:
             self.events += events
             self.damage = lambda: None
             self._past_dropped += damage.packets_failed + damage.corrupt_frames
             self._past_reconnects += damage.live_report.reconnects if damage.live_report is not None else 0
-            self._ended_itself = not outcome.interrupted and not outcome.error
-            if outcome.interrupted or outcome.error:
-                self.state, self.error = "stopped" if outcome.interrupted else "failed", outcome.error
+            if outcome.interrupted:
+                self.state, self.error = "stopped", outcome.error
+            elif outcome.error:
+                self.state, self.error = "failed", outcome.error
             else:
-                self.state, self.error = ("reconnecting", None) if run_over else ("stopped", ENDED_WAITING)
-
-    def reopening(self) -> None:
-        """Its run is over and serve opens its cameras again: one whose stream ended on its own is reconnecting."""
-        with self.lock:
-            if self._ended_itself and self.state == "stopped":
                 self.state, self.error = "reconnecting", None
 
     def _rate(self, window: deque[float]) -> float:
@@ -146,19 +145,20 @@ class Camera:
                 last_frame_time=self.last_frame_time, error=self.error)
 
     def latest_jpeg(self, names: Sequence[str]) -> bytes | None:
-        """The last frame with its boxes drawn, as JPEG (made when asked: nothing is encoded otherwise)."""
+        """The last frame with its boxes drawn, as JPEG bytes: encoded once per frame, when first asked for (from
+        any thread: under the picture lock, so the PyAV frame is used by one thread at a time)."""
         from PIL import ImageFont
 
         from zerocopy.sinks.draw import draw_detections
 
-        with self.lock:
-            found = self._picture
-        if found is None:
-            return None
-        picture, detections = found
-        img = picture.to_image().convert("RGB")
-        draw_detections(img, detections, names, ImageFont.load_default())
-        out = io.BytesIO()
-        img.save(out, format="JPEG", quality=80)
-        return out.getvalue()
+        with self._picture_lock:
+            if self._jpeg is None and self._picture is not None:
+                picture, detections = self._picture
+                img = picture.to_image().convert("RGB")
+                draw_detections(img, detections, names, ImageFont.load_default())
+                out = io.BytesIO()
+                img.save(out, format="JPEG", quality=JPEG_QUALITY)
+                self._jpeg, self._picture = out.getvalue(), None  # the frame can go: its bytes are kept
+                self.encoded += 1
+            return self._jpeg
 

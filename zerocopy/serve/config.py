@@ -11,7 +11,6 @@ the variable or the file, never its value. docs/serve.md is the reference.
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Callable
@@ -21,17 +20,17 @@ from typing import Any
 
 from zerocopy.config import RunConfig, default_node
 from zerocopy.errors import ConfigError, ZeroCopyError
+from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
+from zerocopy.serve.http_config import HttpConfig, check_http
 from zerocopy.serve.secrets import Filler
 from zerocopy.sources import NAME_RULE, is_name, redact
 
-DEFAULT_LISTEN = "127.0.0.1:8971"
 # what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
                                     "track": True}
 CAMERA_KEYS = ("url", "enabled", "publish")  # a camera's own keys, besides the run settings
 TOP_KEYS = ("node", "publish", "http", "defaults", "cameras")
 PUBLISH_KEYS = ("url", "ca", "detections")
-HTTP_KEYS = ("listen", "snapshots")
 
 
 class ServeConfigError(ZeroCopyError):
@@ -67,69 +66,15 @@ class PublishConfig:
 
 
 @dataclass(frozen=True)
-class HttpConfig:
-    listen: str = DEFAULT_LISTEN
-    # each camera's last picture kept for latest.jpg: free on the software path (the decoded frame), a
-    # full-size download of every frame on the VA paths
-    snapshots: bool = True
-
-
-@dataclass(frozen=True)
 class ServeConfig:
     cameras: list[CameraConfig]
     publish: PublishConfig | None = None
     http: HttpConfig = field(default_factory=HttpConfig)
     node: str = ""
     path: str = ""
-
-
-def parse_listen(listen: str) -> tuple[str, int]:
-    """`host:port` (`[v6]:port`; a bare `port` or `:port` listens on the loopback, never on every
-    address) → (host, port); ValueError naming what is wrong."""
-    text = listen.strip()
-    if text.startswith("["):
-        host, sep, port = text[1:].partition("]:")
-        if not sep:
-            raise ValueError("an IPv6 address is written [ADDRESS]:PORT")
-    else:
-        host, _, port = text.rpartition(":")
-    host = host or "127.0.0.1"
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"expected HOST:PORT with a port from 0 to 65535, not {listen!r}")
-    return host, int(port)
-
-
-class _Problems:
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def __call__(self, where: str, what: str) -> None:
-        self.lines.append(f"[{where}] {what}" if where else what)
-
-
-def _unknown(where: str, keys: list[str], known: list[str], problem: Callable[[str, str], None], what: str) -> None:
-    for key in keys:
-        close = difflib.get_close_matches(key, known, n=1)
-        hint = f" (did you mean {close[0]}?)" if close else ""
-        problem(where, f"unknown key {key!r}{hint}; {what}")
-
-
-def _table(raw: dict, key: str, problem: Callable[[str, str], None]) -> dict | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        problem("", f"{key} must be a table ([{key}]), not a {type(value).__name__}")
-        return None
-    return value
-
-
-def _bool(table: dict, key: str, where: str, default: bool, problem: Callable[[str, str], None]) -> bool:
-    value = table.get(key, default)
-    if not isinstance(value, bool):
-        problem(where, f"{key} must be true or false, not a {type(value).__name__}")
-        return default
-    return value
+    # every value filled in from the environment or a file: serve masks each wherever it would show
+    # (`sources.masking`), in a camera's user, password, path or query alike
+    secrets: frozenset[str] = field(default=frozenset(), repr=False)
 
 
 RUN_SETTINGS = tuple(f.name for f in RunConfig.settings())
@@ -150,7 +95,7 @@ def _check_settings(given: dict[str, Any], where: str, problem: Callable[[str, s
             problem(where, "node is the box's name: a top-level key, not a camera's")
             continue
         if key not in RUN_SETTINGS:
-            _unknown(where, [key], list(CAMERA_KEYS + CAMERA_SETTINGS), problem,
+            unknown_keys(where, [key], list(CAMERA_KEYS + CAMERA_SETTINGS), problem,
                      "a camera takes url, enabled, publish and the settings of `zerocopy detect` (docs/serve.md)")
             continue
         try:
@@ -175,19 +120,21 @@ def _relative(key: str, value: Any, base: Path) -> Any:
 
 
 def _check_model(settings: dict[str, Any], where: str, problem: Callable[[str, str], None]) -> None:
-    """The model exists, and a catalogue model has the `classes` asked of it (else the camera's whole group
-    would fail at every start, each camera sharing the compiled model with it included)."""
+    """The model exists, and a catalogue model has the `classes` and `anonymise` labels asked of it (else the
+    camera's whole group would fail at every start, each camera sharing the compiled model with it included)."""
     from zerocopy.catalog import CATALOG, DEFAULT_MODEL
     from zerocopy.postprocess import label_indices
 
     model = settings.get("model", DEFAULT_MODEL)
     if isinstance(model, str) and model not in CATALOG and not Path(model).exists():
         problem(where, f"model: {model!r} is neither a catalogue model ({', '.join(CATALOG)}) nor a file")
-    elif model in CATALOG and settings.get("classes") and not settings.get("labels"):
-        try:
-            label_indices(RunConfig.make({"classes": settings["classes"]}).classes or (), CATALOG[model].labels)
-        except ConfigError as e:
-            problem(where, f"classes: {e}")
+    elif model in CATALOG and not settings.get("labels"):
+        for key in ("classes", "anonymise"):
+            if settings.get(key):
+                try:
+                    label_indices(getattr(RunConfig.make({key: settings[key]}), key) or (), CATALOG[model].labels, key)
+                except ConfigError as e:
+                    problem(where, f"{key}: {e}")
 
 
 def _check_url(url: str, where: str, problem: Callable[[str, str], None]) -> None:
@@ -224,12 +171,13 @@ def load_config(path: str | Path, env: dict[str, str] | None = None) -> ServeCon
 
 def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str = "") -> ServeConfig:
     """A parsed TOML document checked into a `ServeConfig` (see `load_config`)."""
-    problem = _Problems()
+    problem = Problems()
     fill = Filler(env, base, problem)
     given_cameras = {k: v for k, v in raw.get("cameras", {}).items() if isinstance(v, dict)} \
         if isinstance(raw.get("cameras"), dict) else {}
+    given_http = raw.get("http") if isinstance(raw.get("http"), dict) else {}
     raw = fill.table(raw)
-    _unknown("", sorted(set(raw) - set(TOP_KEYS)), list(TOP_KEYS), problem,
+    unknown_keys("", sorted(set(raw) - set(TOP_KEYS)), list(TOP_KEYS), problem,
              f"the top-level keys are {', '.join(TOP_KEYS)}")
 
     node = raw.get("node")
@@ -239,9 +187,11 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
     node = node or default_node()
 
     publish = None
-    table = _table(raw, "publish", problem)
+    table = table_of(raw, "publish", problem)
     if table is not None:
-        _unknown("publish", sorted(set(table) - set(PUBLISH_KEYS)), list(PUBLISH_KEYS), problem,
+        from zerocopy.publish.target import MqttTarget, ca_problem
+
+        unknown_keys("publish", sorted(set(table) - set(PUBLISH_KEYS)), list(PUBLISH_KEYS), problem,
                  f"[publish] takes {', '.join(PUBLISH_KEYS)}")
         url, ca = table.get("url"), table.get("ca")
         if ca is not None and (not isinstance(ca, str) or not ca):
@@ -249,43 +199,30 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
             ca = None
         elif ca is not None:
             ca = str(base / os.path.expanduser(ca))
+            if (why := ca_problem(ca)) is not None:  # read as TLS will read it: a file that is no certificate
+                problem("publish", f"ca: {ca}: {why}")
+                ca = None
         if not isinstance(url, str) or not url:
             problem("publish", "url is missing (e.g. url = \"mqtt://127.0.0.1:1883/zerocopy\")")
             url = None
         else:
-            from zerocopy.publish.target import MqttTarget
-
             try:
                 MqttTarget.parse(url, ca=ca)  # the publisher's own check of its URL
             except ConfigError as e:
                 problem("publish", f"url: {fill.mask(str(e))}")
-        detections = _bool(table, "detections", "publish", False, problem)
+        detections = bool_value(table, "detections", "publish", False, problem)
         if url is not None:
             publish = PublishConfig(url=url, ca=ca, detections=detections)
 
-    http = HttpConfig()
-    table = _table(raw, "http", problem)
-    if table is not None:
-        _unknown("http", sorted(set(table) - set(HTTP_KEYS)), list(HTTP_KEYS), problem,
-                 "[http] takes listen and snapshots")
-        listen = table.get("listen", DEFAULT_LISTEN)
-        snapshots = _bool(table, "snapshots", "http", True, problem)
-        if not isinstance(listen, str):
-            problem("http", f"listen must be a string \"HOST:PORT\", not a {type(listen).__name__}")
-        else:
-            try:
-                parse_listen(listen)
-                http = HttpConfig(listen=listen, snapshots=snapshots)
-            except ValueError as e:
-                problem("http", f"listen: {e}")
+    http = check_http(table_of(raw, "http", problem), given_http, problem)
 
     defaults: dict[str, Any] = {}
-    table = _table(raw, "defaults", problem)
+    table = table_of(raw, "defaults", problem)
     if table is not None:
         defaults = _check_settings(table, "defaults", problem, fill.mask, base)
 
     cameras: list[CameraConfig] = []
-    table = _table(raw, "cameras", problem)
+    table = table_of(raw, "cameras", problem)
     unfilled = {name: set(cam) - set((table or {}).get(name, {})) for name, cam in given_cameras.items()}
     if not table:
         problem("", "no camera: add at least one [cameras.NAME] table with its url")
@@ -299,8 +236,8 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
         url = cam.get("url")
         if (not isinstance(url, str) or not url.strip()) and "url" not in unfilled.get(cam_name, ()):
             problem(where, "url is missing (the camera's stream: rtsp://…, http://…, /dev/video0)")
-        enabled = _bool(cam, "enabled", where, True, problem)
-        publishes = _bool(cam, "publish", where, True, problem)
+        enabled = bool_value(cam, "enabled", where, True, problem)
+        publishes = bool_value(cam, "publish", where, True, problem)
         if publishes and "publish" in cam and publish is None:
             problem(where, "publish = true but there is no [publish] table with the broker's url")
         before = len(problem.lines)
@@ -321,4 +258,5 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
         problem("", "every camera has enabled = false")
     if problem.lines:
         raise ServeConfigError([fill.mask(line) for line in problem.lines])
-    return ServeConfig(cameras=cameras, publish=publish, http=http, node=node, path=name)
+    return ServeConfig(cameras=cameras, publish=publish, http=http, node=node, path=name,
+                       secrets=frozenset(fill.filled))

@@ -1,13 +1,15 @@
 """`zerocopy serve`'s engine: the cameras of a config, run at once.
 
-Cameras that compile the same way (same model and run settings; `detect_fps` and `classes` may differ,
-they are each camera's own: `config.INPUT_SETTINGS`) share one `Detector`, so one compiled model and
-one request queue, in one parallel run on a thread of its own. Each camera reconnects on its own
-(`reconnect`, `retry_open`: one that is down at start is waited for), is tracked, and its events go to
-the broker; a run that ends anyway (every camera ended or gave up, or the path failed) starts again after a
-back-off: each opening of a camera after its first counts as a reconnection, and why a camera waited for cannot
-be opened yet is its `error` (`live.watch_open_failures`). `stop()` ends every run after the frames in
-flight, publishes the `end` of every open object and closes the publisher.
+The engine owns the service's compiled models (`CompiledModels`): each model is compiled once per device for
+the service's life. Cameras that compile the same way (same model and run settings; `detect_fps` and
+`classes` may differ, they are each camera's own: `config.INPUT_SETTINGS`) share one `Detector`, made once,
+and one parallel run on a thread of its own. Each camera reconnects on its own (`reconnect`, `retry_open`:
+one that is down at start is waited for) and, when its input ends anyway (a network file's end, an error,
+a failed request), is opened again by its own feeder after a back-off (`pipeline.Reopen`): the other cameras
+of its group and the compiled model go on meanwhile. A run that ends as a whole (the path refused, a bug)
+starts again after a back-off on the same detector, compiling nothing again. Every camera is tracked and
+its events go to the broker. `stop()` ends every run after the frames in flight, publishes the `end` of every
+open object, closes the publisher and then releases the compiled models.
 """
 
 from __future__ import annotations
@@ -19,30 +21,34 @@ from typing import Any
 
 from zerocopy.config import INPUT_SETTINGS, RunConfig
 from zerocopy.errors import ZeroCopyError
+from zerocopy.infer.compiled import CompiledModels
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
+from zerocopy.pipeline.parallel import Reopen
 from zerocopy.serve.cameras import Camera
 from zerocopy.serve.config import SERVICE_SETTINGS
 from zerocopy.serve.status import CameraState, CameraStatus
 from zerocopy.sinks import NullSink
 from zerocopy.sources import redact_text
 
-RESTART_S = (1.0, 30.0)  # a run that ended is started again after 1 s, doubling to 30 s
+RESTART_S = (1.0, 30.0)  # a run, or a camera, that ended is started again after 1 s, doubling to 30 s
+REOPEN = Reopen(*RESTART_S)
 
 
 class Group:
-    """Cameras that share one compiled model: one `Detector`, one parallel run at a time."""
+    """Cameras that share one compiled model: one `Detector` for the service's life, one parallel run at a time
+    (started again only when it ends as a whole)."""
 
     def __init__(self, settings: dict[str, Any], cameras: list[Any], say: Callable[[str], None],
-                 node: str | None = None):
+                 node: str | None = None, models: CompiledModels | None = None, reopen: Reopen = REOPEN):
         self.settings, self.configs, self.say = settings, cameras, say
         self.node = node
+        self.models, self.reopen = models, reopen
         self.detector = None
         model = settings.get("model", RunConfig().model)
         self.cameras = [Camera(c.name, c.source, model) for c in cameras]
         self.thread: threading.Thread | None = None
         self.stopping = threading.Event()
         self.with_detections = False
-        self._in_run: set[int] = set()  # the inputs of the run going on that have not ended yet
 
     def start(self, publisher: Any, pictures: bool, detections: bool = False) -> None:
         self.with_detections = detections
@@ -55,24 +61,28 @@ class Group:
 
         delay = RESTART_S[0]
         run_settings = {**self.settings, **SERVICE_SETTINGS, **({"node": self.node} if self.node else {})}
-        while not self.stopping.is_set():
-            try:
-                with Detector(config=RunConfig.make(run_settings), log=self.say) as det:
-                    self.detector = det
+        try:
+            while not self.stopping.is_set():
+                try:
+                    if self.detector is None:  # (a model that cannot be had yet is tried again)
+                        self.detector = Detector(config=RunConfig.make(run_settings), log=self.say, models=self.models)
                     if not self.stopping.is_set():
-                        self._run(det, publisher, pictures)
+                        self._run(self.detector, publisher, pictures)
                     delay = RESTART_S[0]
-            except Exception as e:  # the model or every path refused (or a bug): said, and tried again later
-                why = redact_text(str(e) if isinstance(e, ZeroCopyError)
-                                  else f"internal error: {type(e).__name__}: {e}")
-                for camera in self.cameras:
-                    with camera.lock:
-                        camera.state, camera.error = "failed", why
-                if not self.stopping.is_set():
-                    self.say(f"cameras {', '.join(c.name for c in self.cameras)}: {why}")
-            if self.stopping.wait(delay):
-                break
-            delay = min(delay * 2, RESTART_S[1])
+                except Exception as e:  # the model or every path refused (or a bug): said, and tried again later
+                    why = redact_text(str(e) if isinstance(e, ZeroCopyError)
+                                      else f"internal error: {type(e).__name__}: {e}")
+                    for camera in self.cameras:
+                        with camera.lock:
+                            camera.state, camera.error = "failed", why
+                    if not self.stopping.is_set():
+                        self.say(f"cameras {', '.join(c.name for c in self.cameras)}: {why}")
+                if self.stopping.wait(delay):
+                    break
+                delay = min(delay * 2, RESTART_S[1])
+        finally:
+            if self.detector is not None:
+                self.detector.close()
 
     def _run(self, det: Any, publisher: Any, pictures: bool) -> None:
         from zerocopy.sinks.drive import feed
@@ -84,28 +94,21 @@ class Group:
                 MqttSink(publisher, det.names or (), [c.name for c in self.cameras], detections=self.with_detections),
                 [c.publish for c in self.configs]))
         per_input = [{k: v for k, v in c.settings.items() if k in INPUT_SETTINGS} for c in self.configs]
-        self._in_run = set(range(len(self.configs)))
-        events = det.events([c.url for c in self.configs], keep_images=pictures, parallel=len(self.configs) > 1,
-                            cameras=[c.name for c in self.configs], per_input=per_input)
+        events = det.events([c.url for c in self.configs], keep_images=pictures, parallel=True,
+                            cameras=[c.name for c in self.configs], per_input=per_input, reopen=self.reopen)
         feed(events, sinks, observe=lambda event: self._observe(det, event))
 
     def _observe(self, det: Any, event: Any) -> None:
         """Each camera's figures and state, from every event before the sinks get it (one update per event):
         its frames and object events, its path (fixed for a run: `det.path` is set before the run's first
-        event), its open input's damage report (for reconnects and dropped frames), how its input ended. The
-        run is over when its last input ended: unless serve is stopping, its cameras are opened again then."""
+        event), its open input's damage report (for reconnects and dropped frames), how each opening ended."""
         camera = self.cameras[event.input]
         if isinstance(event, FrameDone):
             camera.frame(event.frame, event.detections, len(event.events))
         elif isinstance(event, InputBegin):
             camera.began(lambda i=event.input: det.damage_now(i), det.path)
         elif isinstance(event, InputEnd):  # the `end` events of an input that never began reach no sink
-            self._in_run.discard(event.input)
-            run_over = not self._in_run and not self.stopping.is_set()
-            camera.ended(event.outcome, len(event.events) if event.began else 0, run_over)
-            if run_over:
-                for other in self.cameras:
-                    other.reopening()
+            camera.ended(event.outcome, len(event.events) if event.began else 0)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -149,11 +152,13 @@ class Engine:
     """Runs a `ServeConfig`'s cameras; the HTTP side's `StatusSource`. `node`: the box's name in events."""
 
     def __init__(self, cameras: Sequence[Any], publisher: Any = None, pictures: bool = True,
-                 say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None):
+                 say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None,
+                 models: CompiledModels | None = None, reopen: Reopen = REOPEN):
         self.publisher, self.say = publisher, say
         self.snapshots = pictures  # each camera keeps its last picture (latest.jpg)
         self.publish_detections = publish_detections
-        self.groups = [Group(settings, members, say, node) for settings, members in group_cameras(
+        self.models = models if models is not None else _service_models()
+        self.groups = [Group(settings, members, say, node, self.models, reopen) for settings, members in group_cameras(
             [c for c in cameras if c.enabled])]
         self._by_name = {cam.name: (cam, g) for g in self.groups for cam in g.cameras}
         self._by_url: dict[str, list[Camera]] = {}  # the real URL (secrets filled in): never shown
@@ -187,7 +192,12 @@ class Engine:
         ended = all(g.join(max(0.0, deadline - time.monotonic() - 0.3)) for g in self.groups)
         if self.publisher is not None:
             self.publisher.close(timeout=max(0.2, deadline - time.monotonic()))
+        self.models.close()  # (a run that did not end in time keeps what it still uses)
         return ended
+
+    def model_compiles(self) -> dict[str, int]:
+        """How many times each model was compiled since the start (once per device, unless settings differ)."""
+        return dict(self.models.compiles)
 
     # --- StatusSource ---------------------------------------------------------------------------
     def publisher_stats(self) -> dict[str, Any] | None:
@@ -223,3 +233,10 @@ class Engine:
         if all(s.state == "failed" for s in states):
             return False, "every camera failed"
         return False, "no camera is running: each failed or cannot be opened yet"
+
+
+def _service_models() -> CompiledModels:
+    from zerocopy.catalog.fetch import cache_dir
+    from zerocopy.infer.model import make_core
+
+    return CompiledModels(make_core(cache_dir() / "ov-cache"))

@@ -1,232 +1,292 @@
-"""`zerocopy serve`'s HTTP side: `/health`, `/metrics` (Prometheus), `/api/cameras` and each camera's
-`latest.jpg`, from the standard library's threading server on a daemon thread.
+"""`zerocopy serve`'s HTTP server: what `routes.py` answers, as a plain ASGI app on uvicorn (h11) with its own
+asyncio loop on a daemon thread; the engine is read on a small thread pool, so a slow read never stops the loop.
+No request is logged; an error inside a handler is a one-line 500, never a traceback.
 
-Everything is read from the engine when asked (`StatusSource`): a scrape builds its metrics from the
-cameras' snapshots at that moment, and a `latest.jpg` is encoded only when requested. No request is
-logged; an error inside a handler is a one-line 500, never a traceback.
+What uvicorn does not do is added here (docs/serve.md, *The server*): a deadline for a request's headers
+from the moment a connection opens (uvicorn times out only between requests), the oldest waiting connection
+dropped when a new one comes past the cap (so idle sockets cannot keep `/health` out), one `accept` per
+wake-up of the listening socket (CPython 3.11 spins on EMFILE otherwise), the Host allow-list and the token.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import errno
+import logging
+import resource
+import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
+from typing import Any
 
 from zerocopy.errors import ZeroCopyError
-from zerocopy.serve.config import parse_listen
-from zerocopy.serve.status import STATES, CameraStatus
+from zerocopy.serve.gate import LOOPBACK_NAMES, Gate
+from zerocopy.serve.http_config import HttpConfig, host_name, is_loopback, parse_listen
+from zerocopy.serve.routes import StatusSource, as_json, metrics_registry, route
+
+READ_TIMEOUT_S = 10.0  # from a connection's opening (or its last answer) to its next request's complete headers
+KEEP_ALIVE_S = 5.0  # a connection idle after an answer is closed after this (uvicorn's timeout_keep_alive)
+MAX_CONNECTIONS = 100  # and at most a quarter of the process's fd limit (`connection_cap`)
+BACKLOG = 1024  # the listen queue (the standard library's server had 5)
+MAX_HEADERS = 16 * 1024  # bytes of a request's line and headers (h11's incomplete-event cap)
+WORKERS = 4  # threads reading the engine (a scrape, a latest.jpg) while the loop goes on
+NOSNIFF = ("X-Content-Type-Options", "nosniff")
+SAY_EVERY_S = 60.0  # the same kind of server error is said at most once a minute
 
 
-class StatusSource(Protocol):
-    """What the server reads (the engine). `snapshots`: whether cameras keep a picture for latest.jpg.
-    `cameras(stats)` takes `publisher_stats()` when the caller has read it already, else reads it."""
 
-    snapshots: bool
+class App:
+    """The ASGI app: GET and HEAD only; the gate first, then `route` on the thread pool. Every answer has
+    `Content-Length`, `Cache-Control: no-store` and (from the server's default headers) `nosniff`."""
 
-    def cameras(self, publisher_stats: dict | None = None) -> list[CameraStatus]: ...
-    def latest_jpeg(self, name: str) -> bytes | None: ...
-    def healthy(self) -> tuple[bool, str]: ...
-    def publisher_stats(self) -> dict | None: ...
+    def __init__(self, source: StatusSource, registry: Any, gate: Gate, pool: ThreadPoolExecutor,
+                 requires_broker: bool = False):
+        self.source, self.registry, self.gate, self.pool = source, registry, gate, pool
+        self.requires_broker = requires_broker
 
-
-class ServeCollector:
-    """Prometheus metrics built at scrape time from the engine's camera snapshots (and the publisher's
-    counters, where the engine has a publisher: `publisher_stats()`)."""
-
-    def __init__(self, source: StatusSource):
-        self.source = source
-
-    def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-
-        labels = ["camera", "path"]
-        fam = {
-            "fps": GaugeMetricFamily("zerocopy_camera_fps", "frames per second decoded (last seconds)", labels=labels),
-            "inference_fps": GaugeMetricFamily("zerocopy_camera_inference_fps",
-                                               "frames per second inferred (last seconds)", labels=labels),
-            "latency": GaugeMetricFamily("zerocopy_camera_latency_seconds", "frame arrival to result, over the "
-                                         "last inferred frames", labels=[*labels, "quantile"]),
-            "frames": CounterMetricFamily("zerocopy_camera_frames", "frames decoded since the start", labels=labels),
-            "inferences": CounterMetricFamily("zerocopy_camera_inferences", "frames inferred since the start",
-                                              labels=labels),
-            "reconnects": CounterMetricFamily("zerocopy_camera_reconnects", "times the source dropped and was "
-                                              "opened again", labels=labels),
-            "dropped": CounterMetricFamily("zerocopy_camera_dropped_frames", "packets that failed to decode and "
-                                           "corrupt frames", labels=labels),
-            "events": CounterMetricFamily("zerocopy_camera_events", "object events made (new, update, end)",
-                                          labels=labels),
-            "last": GaugeMetricFamily("zerocopy_camera_last_frame_timestamp_seconds", "Unix time of the last frame",
-                                      labels=labels),
-            "state": GaugeMetricFamily("zerocopy_camera_state", "1 for the camera's state, 0 for the others",
-                                       labels=["camera", "state"]),
-        }
-        stats = self.source.publisher_stats()  # read once a scrape: the cameras' events_dropped, the MQTT metrics
-        for s in self.source.cameras(stats):
-            lv = [s.name, s.path or "none"]
-            fam["fps"].add_metric(lv, s.fps)
-            fam["inference_fps"].add_metric(lv, s.inference_fps)
-            for q, ms in (("0.5", s.latency_p50_ms), ("0.95", s.latency_p95_ms)):
-                if ms is not None:
-                    fam["latency"].add_metric([*lv, q], ms / 1e3)
-            fam["frames"].add_metric(lv, s.frames)
-            fam["inferences"].add_metric(lv, s.inferences)
-            fam["reconnects"].add_metric(lv, s.reconnects)
-            fam["dropped"].add_metric(lv, s.dropped_frames)
-            fam["events"].add_metric(lv, s.events)
-            if s.last_frame_time is not None:
-                fam["last"].add_metric(lv, s.last_frame_time)
-            for state in STATES:
-                fam["state"].add_metric([s.name, state], 1.0 if s.state == state else 0.0)
-        yield from fam.values()
-        if stats:
-            published = CounterMetricFamily("zerocopy_mqtt_published", "MQTT messages the broker acknowledged "
-                                            "(events) or that were written to it (detections)", labels=["kind"])
-            dropped = CounterMetricFamily("zerocopy_mqtt_dropped", "MQTT messages never delivered (offline queue "
-                                          "full, broker away)", labels=["kind"])
-            for kind in ("events", "detections"):
-                counts = stats.get(kind) or {}
-                published.add_metric([kind], counts.get("published", 0))
-                dropped.add_metric([kind], counts.get("dropped", 0))
-            yield published
-            yield dropped
-            yield GaugeMetricFamily("zerocopy_mqtt_queued", "MQTT messages waiting for the broker",
-                                    value=stats.get("queued", 0))
-            yield CounterMetricFamily("zerocopy_mqtt_reconnects", "times the broker connection was made again",
-                                      value=stats.get("reconnects", 0))
-            yield GaugeMetricFamily("zerocopy_mqtt_connected", "1 while connected to the broker",
-                                    value=1.0 if stats.get("connected") else 0.0)
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return
+        method = scope["method"]
+        extra: list[tuple[bytes, bytes]] = []
+        refused = self.gate.refuse(scope)
+        if refused is not None:
+            status, ctype, body, extra = refused
+        elif method not in ("GET", "HEAD"):
+            status, ctype, body = as_json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} is not served; use GET"})
+            extra = [(b"allow", b"GET, HEAD")]
+        else:
+            try:
+                status, ctype, body = await asyncio.get_running_loop().run_in_executor(
+                    self.pool, route, self.source, self.registry, scope["path"], self.requires_broker)
+            except Exception as e:  # a bug must not kill the server nor print a traceback
+                status, ctype, body = as_json(HTTPStatus.INTERNAL_SERVER_ERROR,
+                                            {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]})
+        headers = [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode()),
+                   (b"cache-control", b"no-store"), *extra]
+        await send({"type": "http.response.start", "status": int(status), "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
 
 
-def metrics_registry(source: StatusSource):
-    """A registry of the cameras' metrics and this process's CPU seconds, RSS and open files."""
-    from prometheus_client import CollectorRegistry, ProcessCollector
-
-    registry = CollectorRegistry(auto_describe=False)
-    registry.register(ServeCollector(source))
-    ProcessCollector(registry=registry)
-    return registry
+def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
+    """`wanted`, at most a quarter of the process's open-file limit (the cameras, models and broker need the
+    rest): 64 under `ulimit -n 256`."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return max(2, min(wanted, soft // 4)) if soft != resource.RLIM_INFINITY else wanted
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
+def _protocol_class(read_timeout: float, cap: int) -> type:
+    """uvicorn's h11 protocol, plus: a connection must send a request's complete headers within `read_timeout`
+    of its opening or of its last answer, else it is closed; a connection that opens past `cap` closes the
+    oldest one that waits for a request (none waiting: its request gets uvicorn's 503); a malformed request's
+    400 carries `nosniff` too."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
-    def log_message(self, format: str, *args: Any) -> None:  # no request log on stderr
-        pass
+    class Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+        waiting_since: float | None = None  # None while a request is being answered
 
-    def do_HEAD(self) -> None:
-        self._answer(head=True)
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._wait()
+            if len(self.connections) > cap:
+                waiting = [c for c in self.connections if c is not self and getattr(c, "waiting_since", None)
+                           is not None]
+                if waiting:
+                    min(waiting, key=lambda c: c.waiting_since).drop()
 
-    def do_GET(self) -> None:
-        self._answer(head=False)
+        def _wait(self) -> None:
+            self.waiting_since = self.loop.time()
+            if self._deadline is not None:
+                self._deadline.cancel()
+            self._deadline = self.loop.call_later(read_timeout, self.drop)
 
-    def _answer(self, head: bool) -> None:
-        try:
-            status, ctype, body = self._route(unquote(urlsplit(self.path).path))
-        except Exception as e:  # a bug must not kill the server nor print a traceback
-            status, ctype, body = _json(HTTPStatus.INTERNAL_SERVER_ERROR,
-                                        {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]})
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        if not head:
-            self.wfile.write(body)
+        def drop(self) -> None:
+            """Close the connection unless a request of it is being answered."""
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            if self.waiting_since is not None and not self.transport.is_closing():
+                self.transport.close()
 
-    def _route(self, path: str) -> tuple[int, str, bytes]:
-        source = self.server.source
-        if path == "/health":
-            ok, why = source.healthy()
-            return _json(HTTPStatus.OK if ok else HTTPStatus.SERVICE_UNAVAILABLE,
-                         {"status": "ok" if ok else "unhealthy", "reason": why})
-        if path == "/metrics":
-            from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.cycle is not None and not self.cycle.response_complete and self.waiting_since is not None:
+                self.waiting_since = None  # a request came: the deadline is for its headers only
+                if self._deadline is not None:
+                    self._deadline.cancel()
+                    self._deadline = None
 
-            return HTTPStatus.OK, CONTENT_TYPE_LATEST, generate_latest(self.server.registry)
-        if path in ("/api/cameras", "/api/cameras/"):
-            return _json(HTTPStatus.OK, [s.to_json() for s in source.cameras()])
-        parts = path.strip("/").split("/")
-        if len(parts) in (3, 4) and parts[:2] == ["api", "cameras"]:
-            name = parts[2]
-            found = [s for s in source.cameras() if s.name == name]
-            if not found:
-                return _json(HTTPStatus.NOT_FOUND, {"error": f"no camera named {name!r}"})
-            if len(parts) == 3:
-                return _json(HTTPStatus.OK, found[0].to_json())
-            if parts[3] == "latest.jpg":
-                jpeg = source.latest_jpeg(name)
-                if jpeg is None:
-                    why = "has no frame yet" if source.snapshots else \
-                         "keeps no snapshot ([http] snapshots = false)"
-                    return _json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} {why}"})
-                return HTTPStatus.OK, "image/jpeg", jpeg
-        return _json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "
-                                            "/api/cameras/NAME/latest.jpg"})
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._wait()
 
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            super().connection_lost(exc)
 
-def _json(status: int, value: Any) -> tuple[int, str, bytes]:
-    return status, "application/json", (json.dumps(value) + "\n").encode()
+        def send_400_response(self, msg: str) -> None:
+            headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+                       (NOSNIFF[0].lower().encode(), NOSNIFF[1].encode())]
+            for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                          h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
+
+    return Protocol
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    source: StatusSource
-    registry: Any
+class _Loop(asyncio.SelectorEventLoop):
+    """An event loop that takes one connection per wake-up of a listening socket. CPython 3.11's
+    `_accept_connection` goes on trying `backlog` times after an EMFILE, each failure logged with a
+    traceback and a retry scheduled (python/cpython#151615): under a 256-fd limit uvicorn then took a whole
+    core and wrote 300 MB of tracebacks in 45 s. With one a wake-up, EMFILE pauses accepting for 1 s."""
 
-    def handle_error(self, request, client_address) -> None:  # a client that went away: nothing to say
-        pass
+    def _accept_connection(self, protocol_factory, sock, sslcontext=None, server=None, backlog=100, *args, **kw):
+        super()._accept_connection(protocol_factory, sock, sslcontext, server, 1, *args, **kw)  # type: ignore[misc]
 
 
 class StatusServer:
     """The HTTP endpoints over `source` on `listen` ("HOST:PORT"; port 0 picks a free one: `address` says
-    which). `start()` binds (a `ZeroCopyError` if it cannot) and serves on a daemon thread; `close()` stops."""
+    which), with `http`'s Host names, token and health rule. `start()` binds (a `ZeroCopyError` if it cannot, or
+    if it would listen beyond the loopback with neither a token nor `allow_anonymous`) and serves on a daemon
+    thread; `close()` stops within about 0.3 s (a request still being answered gets up to 0.5 s more).
+    `say`: where a server-side problem is said (EMFILE: once a minute)."""
 
-    def __init__(self, listen: str, source: StatusSource):
+    def __init__(self, listen: str, source: StatusSource, http: HttpConfig | None = None, *,
+                 say: Callable[[str], None] | None = None, read_timeout: float = READ_TIMEOUT_S,
+                 keep_alive: float = KEEP_ALIVE_S, max_connections: int = MAX_CONNECTIONS):
         self.host, self.port = parse_listen(listen)
         self.source = source
-        self._server: _Server | None = None
+        self.http = http or HttpConfig(listen=listen)
+        self.say = say or (lambda msg: None)
+        self.read_timeout, self.keep_alive = read_timeout, keep_alive
+        self.cap = connection_cap(max_connections)
+        self._server: Any = None
+        self._bound: tuple[str, int] | None = None  # the address bound (a port 0 made real)
         self._thread: threading.Thread | None = None
+        self._pool: ThreadPoolExecutor | None = None
+        self._said: dict[str, float] = {}
 
     @property
     def address(self) -> str:
-        if self._server is None:
-            return f"{self.host}:{self.port}"
-        host, port = self._server.server_address[:2]
+        host, port = self._bound or (self.host, self.port)
         return f"[{host}]:{port}" if ":" in str(host) else f"{host}:{port}"
 
-    def start(self) -> StatusServer:
-        import socket
+    @property
+    def access(self) -> str:
+        """Who may ask, in one line for the log."""
+        if self.http.token is not None:
+            return f"HTTP on {self.address} needs a token (bearer, or basic auth with the token as password)"
+        if is_loopback(self.host):
+            return f"HTTP on {self.address}: loopback only, no token"
+        return f"HTTP on {self.address}: anonymous access allowed ([http] allow_anonymous = true)"
 
-        server_class = _Server
-        if ":" in self.host:
-            server_class = type("_Server6", (_Server,), {"address_family": socket.AF_INET6})
+    def hosts(self) -> set[str]:
+        """The Host names served: the loopback names, the listen address (unless it is every address) and
+        `[http] hosts`."""
+        names = set(LOOPBACK_NAMES) | set(self.http.hosts)
+        listen = host_name(self.host)
+        if listen is not None and listen not in ("0.0.0.0", "::"):
+            names.add(listen)
+        return names
+
+    def start(self) -> StatusServer:
         try:
-            server = server_class((self.host, self.port), _Handler)
+            import uvicorn
+        except ImportError:
+            raise ZeroCopyError("serve's HTTP needs uvicorn: pip install 'zerocopy[serve]'") from None
+        if not is_loopback(self.host) and self.http.token is None and not self.http.allow_anonymous:
+            raise ZeroCopyError(f"HTTP on {self.host}:{self.port} reaches beyond the loopback: set [http] token or "
+                                "allow_anonymous = true")
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((self.host, self.port))
+            sock.listen(BACKLOG)
+            self._bound = sock.getsockname()[:2]
         except OSError as e:
+            sock.close()
             raise ZeroCopyError(f"cannot listen on {self.host}:{self.port} for HTTP: {e.strerror or e}") from None
-        server.source = self.source
-        server.registry = metrics_registry(self.source)
+        _quiet_uvicorn()
+        self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="zerocopy-http")
+        app = App(self.source, metrics_registry(self.source), Gate(self.hosts(), self.http.token), self._pool,
+                  self.http.health_requires_broker)
+        config = uvicorn.Config(app, http=_protocol_class(self.read_timeout, self.cap), ws="none", lifespan="off",
+                                interface="asgi3", log_config=None, access_log=False, proxy_headers=False,
+                                server_header=False, date_header=True, headers=[NOSNIFF],
+                                timeout_keep_alive=max(1, round(self.keep_alive)), limit_concurrency=self.cap + 1,
+                                backlog=BACKLOG, h11_max_incomplete_event_size=MAX_HEADERS,
+                                timeout_graceful_shutdown=0.5)
+        server = uvicorn.Server(config)
+        loop = _Loop()
+        loop.set_exception_handler(self._loop_error)
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True,
+        self._thread = threading.Thread(target=self._run, args=(loop, server, sock), daemon=True,
                                         name="zerocopy-serve-http")
         self._thread.start()
+        deadline = time.monotonic() + 30.0
+        while not server.started and self._thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        if not server.started:
+            self.close()
+            raise ZeroCopyError(f"the HTTP server on {self.host}:{self.port} did not start")
         return self
+
+    @staticmethod
+    def _run(loop: asyncio.AbstractEventLoop, server: Any, sock: socket.socket) -> None:
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(server.serve(sockets=[sock]))
+        finally:
+            sock.close()
+            loop.close()
+
+    def _loop_error(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        """asyncio's errors (a failed accept, a transport's error): one line, each kind at most once a minute."""
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            kind, text = "emfile", (f"HTTP: cannot accept a connection: {exc.strerror} (the limit is {soft}); new "
+                                    "connections wait, tried again each second")
+        else:
+            kind = str(context.get("message", "error"))
+            text = f"HTTP: {kind}" + (f": {type(exc).__name__}: {exc}".splitlines()[0][:300] if exc else "")
+        now = time.monotonic()
+        if now - self._said.get(kind, -SAY_EVERY_S) >= SAY_EVERY_S:
+            self._said[kind] = now
+            self.say(text)
 
     def close(self) -> None:
         server, self._server = self._server, None
         if server is not None:
-            server.shutdown()
-            server.server_close()
-        if self._thread is not None:
-            self._thread.join(1.0)
+            server.should_exit = True  # seen at its next tick (0.1 s); idle connections are closed at once
+            if self._thread is not None:
+                self._thread.join(1.0)
+                if self._thread.is_alive():
+                    server.force_exit = True
+                    self._thread.join(1.0)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     def __enter__(self) -> StatusServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _quiet_uvicorn() -> None:
+    """uvicorn's own log (a warning per 503, per malformed request) stays out of serve's stderr."""
+    log = logging.getLogger("uvicorn.error")
+    if not log.handlers:
+        log.addHandler(logging.NullHandler())
+    log.propagate = False

@@ -1,6 +1,7 @@
 """Secrets in `zerocopy serve`'s config: `${NAME}` (the environment variable NAME) and `${file:PATH}` (the
 contents of PATH, its trailing newline removed: Docker and systemd credentials) in string values; `$$` is a
-literal `$`. What was filled in is remembered so that every message can mask it."""
+literal `$`. What was filled in is remembered so that every message can mask it: the config's problems here,
+everything serve shows while it runs through `sources.masking`."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zerocopy.sources import MASK, redact_text
+from zerocopy.sources import MASK, MIN_MASKED, redact_text
 
 REFERENCE = re.compile(r"\$(\$|\{([^}]*)\})")
-MIN_MASKED = 3  # filled-in values at least this long are masked wherever they would appear in a message
 
 
 class Filler:

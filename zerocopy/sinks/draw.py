@@ -3,13 +3,15 @@ of each box (attributes in the label, keypoints as dots), and regions made unrec
 (`anonymise`: privacy-safe recordings).
 
 `anonymise` (boxes) and `anonymise_map` (a mask's shapes) work on any RGB picture, for API users who write
-their own video.
+their own video; `anonymised_picture` is what a run with `anonymise` does to each decoded frame it keeps, before
+any output sees it (pipeline/core.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import av
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
@@ -51,6 +53,16 @@ def anonymise(img: Image.Image, detections: Detections, labels: Sequence[int] | 
             region = Image.new(img.mode, region.size)
         img.paste(region, (x1, y1))
     return img
+
+
+def anonymised_picture(picture: av.VideoFrame, detections: Detections, style: str = "pixelate") -> av.VideoFrame:
+    """A decoded frame (`av.VideoFrame`) with every box of `detections` hidden (`anonymise`), as a new RGB frame
+    with the same timestamp; the frame itself when there is no box."""
+    if not len(detections):
+        return picture
+    hidden = av.VideoFrame.from_image(anonymise(picture.to_image(), detections, None, style))
+    hidden.pts, hidden.time_base = picture.pts, picture.time_base
+    return hidden
 
 
 MAP_COVERS = 0.3  # anonymise_map hides pixels from this map value up (a mask's soft edge included)

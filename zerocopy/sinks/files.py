@@ -4,10 +4,14 @@
 - `claim`: the files a run will write (each option's file, `--output`'s per-input names, their
   temporaries) are checked against each other and against the inputs (through symlinks), and each is
   locked (an advisory `flock` on `.NAME.zerocopy.lock` beside it) for as long as the run lasts, so a
-  second zerocopy writing the same file is refused instead of interleaving with the first.
+  second zerocopy writing the same file is refused instead of interleaving with the first. The lock file
+  is opened with `O_NOFOLLOW` and must be a plain file of its own (`lstat`): a planted symbolic or hard link
+  is refused, never written through.
 - `Staged`: an output is written to `.NAME.zerocopy-PID-XXXXXX.tmp` beside it and renamed into place only
   when the run produced something: a run that fails first leaves the old result alone, and a killed run
   leaves the temporary (whole line by line for JSON Lines, playable up to its last fragment for video).
+  The temporary is made new (`create_new`: `O_CREAT|O_EXCL|O_NOFOLLOW`): whatever already has its name is
+  refused, never written through.
 - `OutputError`: an output that cannot be written while the run goes (a full disk, an I/O error) stops the
   run with one line; none of its outputs is then renamed into place (`sinks.drive.discard`).
 """
@@ -18,11 +22,12 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import BinaryIO, TextIO, TypeVar
 
 from zerocopy.errors import ZeroCopyError
 
@@ -113,16 +118,54 @@ def lock_name(target: str | Path) -> Path:
     return path.with_name(f".{path.name}.zerocopy.lock")
 
 
+def create_new(path: str | Path, mode: int = 0o644) -> int:
+    """A descriptor of a file made new at `path` for writing: `O_CREAT|O_EXCL|O_NOFOLLOW`, so nothing that
+    already has the name (a file, a planted symbolic link, even a dangling one) is opened or written through.
+    Anything there is an `OSError` saying so."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except FileExistsError:
+        raise FileExistsError(errno.EEXIST, f"{path} is already there (zerocopy makes its temporaries new: a link "
+                                            "or a file it did not make is refused)") from None
+
+
 class Staged:
-    """One output written under its temporary name and renamed into place by `finish(keep=True)`."""
+    """One output written under its temporary name and renamed into place by `finish(keep=True)`. The
+    temporary is made new (`create_new`); what is removed or renamed is only ever what this object made."""
 
     def __init__(self, target: str | Path):
         self.direct = special(target)  # a FIFO or a device is written as it is, by the name given
         self.path = Path(target) if self.direct else final_path(target)
         self.temp = self.path if self.direct else temporary(target)
+        self._made = False
+        self._held: int | None = None  # the temporary's descriptor, while FFmpeg writes it by `ffmpeg_name()`
+
+    def _create(self) -> int:
+        fd = create_new(self.temp)
+        self._made = True
+        return fd
 
     def open_text(self) -> TextIO:
-        return open(self.temp, "w", encoding="utf-8")  # noqa: SIM115 (the sink closes it)
+        if self.direct:
+            return open(self.temp, "w", encoding="utf-8")  # noqa: SIM115 (the sink closes it)
+        return os.fdopen(self._create(), "w", encoding="utf-8")
+
+    def open_binary(self) -> BinaryIO:
+        """`open_text`'s binary twin (a `.npy`)."""
+        if self.direct:
+            return open(self.temp, "wb")  # noqa: SIM115 (the caller closes it)
+        return os.fdopen(self._create(), "wb")
+
+    def ffmpeg_name(self) -> str:
+        """A name for FFmpeg to write the temporary by (FFmpeg opens files itself, following links, and PyAV only
+        at the first packet): the temporary is made new here and held open until `finish`, and FFmpeg is given
+        `/proc/self/fd/N` of it, the very file made, whatever happens to its name meanwhile (the name itself
+        where there is no /proc)."""
+        if self.direct:
+            return str(self.temp)
+        self._held = self._create()
+        proc = f"/proc/self/fd/{self._held}"
+        return proc if os.path.exists(proc) else str(self.temp)
 
     def discard(self) -> None:
         """Remove the temporary (nothing of a direct target)."""
@@ -130,13 +173,17 @@ class Staged:
 
     def finish(self, keep: bool) -> None:
         """Rename the temporary into place (`keep`), or remove it: the old file, if any, stays."""
-        if self.direct:
+        if self._held is not None:
+            os.close(self._held)
+            self._held = None
+        if self.direct or not self._made:
             return
         if keep:
             os.replace(self.temp, self.path)
         else:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.temp)
+        self._made = False
 
 
 def close_whole(sink) -> None:
@@ -215,15 +262,28 @@ def _check(targets: Sequence[Target], inputs: Sequence[str]) -> None:
 
 def _lock(t: Target) -> int:
     """An advisory lock on the output's lock file, held until the descriptor is closed. The file is
-    removed at release; a lock taken on a file just removed is retried on the new one."""
+    removed at release; a lock taken on a file just removed is retried on the new one. Never through a
+    link: the name is opened with `O_NOFOLLOW` and must be a plain file with no other name (a planted
+    symbolic or hard link is refused: the run would write its PID into the file it points at)."""
     import fcntl
 
     name = lock_name(t.path)
     while True:
         try:
-            fd = os.open(name, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise ZeroCopyError(f"cannot write {t.option} {t.given}: its lock file {name} is a symbolic link "
+                                    "(zerocopy never makes one): refused; remove it") from None
             raise ZeroCopyError(f"cannot write {t.option} {t.given}: {e.strerror or e}") from None
+        held = os.fstat(fd)
+        if held.st_nlink == 0:  # its holder removed it between our open and our look: open the new one
+            os.close(fd)
+            continue
+        if not stat.S_ISREG(held.st_mode) or held.st_nlink != 1:
+            os.close(fd)
+            raise ZeroCopyError(f"cannot write {t.option} {t.given}: its lock file {name} is not a plain file of "
+                                "its own (a link to another file?): refused; remove it")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
@@ -233,7 +293,7 @@ def _lock(t: Target) -> int:
                     from None
             raise ZeroCopyError(f"cannot write {t.option} {t.given}: cannot lock it: {e.strerror or e}") from None
         try:
-            if os.stat(name).st_ino == os.fstat(fd).st_ino:
+            if _same_inode(os.lstat(name), held):
                 os.ftruncate(fd, 0)
                 os.write(fd, f"{os.getpid()}\n".encode())
                 return fd
@@ -242,9 +302,16 @@ def _lock(t: Target) -> int:
         os.close(fd)  # the holder removed it between our open and our lock: lock the new one
 
 
+def _same_inode(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
 def _unlock(fd: int, t: Target) -> None:
+    """Remove the lock file if it is still the one held (never what another took its name for), and release it."""
+    name = lock_name(t.path)
     with contextlib.suppress(OSError):
-        os.unlink(lock_name(t.path))
+        if _same_inode(os.lstat(name), os.fstat(fd)):
+            os.unlink(name)
     os.close(fd)
 
 

@@ -22,7 +22,7 @@ from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
 from zerocopy.sinks import NullSink
 from zerocopy.sinks.draw import anonymise_map
-from zerocopy.sinks.files import output_error, temporary
+from zerocopy.sinks.files import Staged, output_error
 from zerocopy.sinks.video import VideoSink
 
 TINT = np.array([255.0, 40.0, 40.0], np.float32)  # the blend's colour where the map is 1
@@ -109,14 +109,13 @@ class NpySink(NullSink):
     def write(self, frame: PreparedFrame, detections: Detections, input: int = 0) -> None:
         if frame.output is None:
             return
-        path = self.folder / npy_name(frame.index, input, self.inputs)
-        temp = temporary(path)
+        staged = Staged(self.folder / npy_name(frame.index, input, self.inputs))
         try:
-            with open(temp, "wb") as f:
+            with staged.open_binary() as f:  # made new: never written through a planted link
                 np.save(f, frame.output)
-            os.replace(temp, path)
+            staged.finish(keep=True)
         except BaseException as e:
-            temp.unlink(missing_ok=True)
+            staged.discard()
             if isinstance(e, OSError):  # a full disk, an I/O error: the run stops
                 raise output_error("--npy", self.folder, e) from None
             raise

@@ -22,7 +22,7 @@ from zerocopy.detections import Detections
 from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import PreparedFrame
 from zerocopy.sinks import NullSink
-from zerocopy.sinks.draw import anonymise, draw_detections
+from zerocopy.sinks.draw import draw_detections
 from zerocopy.sinks.files import OutputError, Staged, close_whole, each_then_raise, output_error
 
 # suffix → FFmpeg's muxer (named, since the temporary's name says nothing)
@@ -73,7 +73,8 @@ class _Output:
     def open(self, width: int, height: int) -> None:
         fmt = FORMATS.get(Path(self.path).suffix.lower(), "mp4")
         options = _FRAGMENTED if fmt in ("mp4", "mov") else {}
-        self.out = av.open(str(self.staged.temp), "w", format=fmt, options=dict(options))
+        # the temporary made new: never written through a link planted under its name
+        self.out = av.open(self.staged.ffmpeg_name(), "w", format=fmt, options=dict(options))
         self.opened = True
         s = self.out.add_stream("libx264", rate=self.rate)
         s.width, s.height, s.pix_fmt = width - width % 2, height - height % 2, "yuv420p"
@@ -150,14 +151,12 @@ class VideoSink(NullSink):
     (cropped, never scaled, so the boxes stay where they were drawn). `outputs` lists (input, file)
     in the order the inputs began; the N-th input's file is `out-N.mp4` whatever the order they
     begin in (inputs opened at once begin as they answer) and whether the ones before it began.
-    Several inputs may be open at once (`--parallel`). With `anonymise` (label indices), those boxes
-    are pixelated, blurred or filled (`style`) before anything is drawn (`sinks/draw.py`).
+    Several inputs may be open at once (`--parallel`). A run with `anonymise` hands over pictures already
+    hidden where its labels are (pipeline/core.py): the boxes are drawn on what is left.
     """
 
-    def __init__(self, target: str, names: Sequence[str], inputs: int = 1, anonymise: Sequence[int] | None = None,
-                 style: str = "pixelate", option: str = "--output"):
+    def __init__(self, target: str, names: Sequence[str], inputs: int = 1, option: str = "--output"):
         self.target, self.names, self.inputs, self.option = target, list(names), inputs, option
-        self.anonymise, self.style = anonymise, style  # label indices whose boxes are made unrecognisable
         self.outputs: list[tuple[str, str]] = []
         self._open: dict[int, _Output] = {}
         self._done: list[_Output] = []  # ended inputs' files, complete in their temporaries
@@ -180,8 +179,6 @@ class VideoSink(NullSink):
         if o.out is None:
             o.open(frame.width, frame.height)
         img = frame.picture.to_image()
-        if self.anonymise is not None:
-            anonymise(img, detections, self.anonymise, self.style)
         draw_detections(img, detections, self.names, o.font)
         s = o.stream
         if img.size != (s.width, s.height) and img.width - img.width % 2 == s.width \

@@ -84,10 +84,19 @@ def test_password_never_in_str_or_repr():
     assert str(t) == "mqtts://bob:***@host:8884/a/b"
 
 
-def test_ca_file(tmp_path):
+def test_ca_file(ca_bundle):
+    assert MqttTarget.parse("mqtts://host", ca=ca_bundle).ca == ca_bundle
+
+
+@pytest.mark.parametrize("text", ["-----BEGIN CERTIFICATE-----\n", "not a certificate\n", ""])
+def test_a_ca_file_that_holds_no_certificate_is_refused(tmp_path, text):
+    """Read as the TLS connection reads it (issue 26, item 9): refused when parsed, not when first connecting."""
     ca = tmp_path / "ca.pem"
-    ca.write_text("-----BEGIN CERTIFICATE-----\n")
-    assert MqttTarget.parse("mqtts://host", ca=str(ca)).ca == str(ca)
+    ca.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        MqttTarget.parse(f"mqtts://bob:{SECRET}@host", ca=str(ca))
+    assert str(e.value).startswith(f"MQTT CA certificate {ca}: not a PEM CA certificate (")
+    assert SECRET not in str(e.value) and "\n" not in str(e.value) and "_ssl.c" not in str(e.value)
 
 
 def test_frozen():

@@ -9,14 +9,8 @@ import pytest
 from zerocopy.cli import main
 from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
-from zerocopy.serve.config import (
-    DEFAULT_LISTEN,
-    SERVICE_SETTINGS,
-    ServeConfigError,
-    default_node,
-    load_config,
-    parse_listen,
-)
+from zerocopy.serve.config import SERVICE_SETTINGS, ServeConfigError, default_node, load_config
+from zerocopy.serve.http_config import DEFAULT_LISTEN, parse_listen
 
 GOOD = """
 node = "box-1"
@@ -242,11 +236,45 @@ def test_classes_the_model_lacks_are_a_problem_of_that_camera_alone(tmp_path):
     assert found == ["[cameras.door] classes: the model has no class 'person'; its classes: face"]
 
 
+def test_anonymise_is_a_camera_setting_checked_like_classes(tmp_path):
+    """Issue 26, item 6: a camera hides its `anonymise` labels in latest.jpg whatever its `classes`; a label the
+    catalogue model lacks, or `detect_fps` (the frames between would show what it hides), is a problem of check."""
+    config = load_config(write(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\nmodel = "objects"\n'
+                                         'classes = ["car"]\nanonymise = ["person"]\n'), env={})
+    assert config.cameras[0].settings["anonymise"] == ["person"]
+    found = problems(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\nmodel = "face"\nanonymise = ["person"]\n'
+                               '[cameras.b]\nurl = "rtsp://b.lan/1"\nmodel = "face"\nanonymise = "face"\n'
+                               'detect_fps = 5\n')
+    assert found == ["[cameras.a] anonymise: the model has no class 'person'; its classes: face",
+                     "[cameras.b] anonymise needs every frame inferred: with detect_fps the frames in between would "
+                     "show what it hides; drop detect_fps"]
+
+
 def test_a_file_is_not_a_camera(tmp_path):
     clip = tmp_path / "clip.mp4"
     clip.write_bytes(b"")
     found = problems(tmp_path, f'[cameras.a]\nurl = "{clip}"\n[cameras.b]\nurl = "/dev/video0"\n')
     assert len(found) == 1 and found[0].startswith("[cameras.a] url: ") and "is a file, not a camera" in found[0]
+
+
+def test_a_path_that_only_begins_like_a_device_is_a_file(tmp_path):
+    """`..` resolved before the device check (issue 26, item 9): `/dev/v4l/../../etc/passwd` is /etc/passwd."""
+    found = problems(tmp_path, '[cameras.a]\nurl = "/dev/v4l/../../etc/passwd"\n'
+                               '[cameras.b]\nurl = "/dev/video0/../../etc/shadow"\n'
+                               '[cameras.c]\nurl = "/dev/v4l/by-id/usb-cam-video-index0"\n')
+    assert [line.split(" is a file")[0] for line in found] == [
+        "[cameras.a] url: '/dev/v4l/../../etc/passwd'", "[cameras.b] url: '/dev/video0/../../etc/shadow'"]
+
+
+def test_a_ca_that_is_no_certificate_is_a_problem_of_check(tmp_path, ca_bundle):
+    """`[publish] ca` read as TLS reads it, at `--check` (issue 26, item 9): one line."""
+    (tmp_path / "ca.pem").write_text("not a certificate\n")
+    text = '[publish]\nurl = "mqtts://127.0.0.1:8883/zc"\nca = "{}"\n[cameras.a]\nurl = "rtsp://a.lan/1"\n'
+    assert problems(tmp_path, text.format("ca.pem")) == [
+        f"[publish] ca: {tmp_path / 'ca.pem'}: not a PEM CA certificate (no certificate or crl found)"]
+    assert problems(tmp_path, text.format("missing.pem")) == [f"[publish] ca: {tmp_path / 'missing.pem'}: no such file"]
+    config = load_config(write(tmp_path, text.format(ca_bundle)), env={})
+    assert config.publish is not None and config.publish.ca == ca_bundle
 
 
 def test_a_url_without_a_known_scheme_is_said_so(tmp_path):

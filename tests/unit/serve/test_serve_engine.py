@@ -15,7 +15,7 @@ from zerocopy.frames import Geometry, PreparedFrame
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd, InputOutcome
 from zerocopy.serve.config import parse_config
 from zerocopy.serve.engine import Engine
-from zerocopy.serve.http import metrics_registry
+from zerocopy.serve.routes import metrics_registry
 
 W, H = 64, 36
 
@@ -187,19 +187,19 @@ def test_a_stream_that_ends_and_is_opened_again_is_a_reconnection_not_a_stop(con
     assert [(s.state, s.reconnects) for s in engine.cameras()] == [("stopped", 3)]  # serve's own stop
 
 
-def test_a_stream_that_ends_while_its_group_goes_on_waits_for_the_run_and_says_so(config):
-    """In a group, an input that ended is opened again only when the group's run is over: until then it says why."""
-    from zerocopy.serve.cameras import ENDED_WAITING
-
+def test_a_stream_that_ends_while_its_group_goes_on_is_reconnecting_on_its_own(config):
+    """In a group, an input that ended is opened again by itself (`pipeline.Reopen`): it is reconnecting at once,
+    while the other camera runs on; a failed opening is failed, with its error, until it opens again."""
     engine = Engine(config.cameras[:2], None, say=lambda msg: None)
     group = engine.groups[0]
     det = FakeDetector("software")
-    group._in_run = {0, 1}  # as `_run` sets it
     for event in (begin(0), begin(1), done(0, 0), done(0, 1), end(0)):
         group._observe(det, event)
-    assert [(s.state, s.error) for s in engine.camera_states()] == [("stopped", ENDED_WAITING), ("running", None)]
-    group._observe(det, end(1))
-    assert [(s.state, s.error) for s in engine.camera_states()] == [("reconnecting", None)] * 2
+    assert [(s.state, s.error) for s in engine.camera_states()] == [("reconnecting", None), ("running", None)]
+    group._observe(det, end(1, error="cam1: gone"))
+    assert [(s.state, s.error) for s in engine.camera_states()] == [("reconnecting", None), ("failed", "cam1: gone")]
+    group._observe(det, begin(0))
+    assert [s.state for s in engine.camera_states()] == ["running", "failed"]
 
 
 def test_a_camera_that_cannot_be_opened_says_why_in_its_status_the_log_and_health(config):
@@ -224,7 +224,6 @@ def test_a_camera_that_cannot_be_opened_says_why_in_its_status_the_log_and_healt
                     "camera back: cannot open yet: server returned 404 Not Found; retrying"]
     det = FakeDetector("copy")
     det.path = "copy"
-    engine.groups[0]._in_run = {0, 1}
     for event in (begin(0), done(0)):
         engine.groups[0]._observe(det, event)
     assert engine.camera_states()[0] == ("front", "running", "copy", None)

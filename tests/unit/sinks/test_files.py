@@ -96,3 +96,59 @@ def test_nothing_can_be_made_in_proc_and_it_is_refused_before_any_work():
     with pytest.raises(ZeroCopyError, match=r"^cannot write --output /proc/nope.mp4: no such file"):
         check_writable("--output", "/proc/nope.mp4")
     check_writable("--json", "/proc/self/fd/2")  # an open descriptor is there
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_a_planted_symlink_at_the_lock_file_is_refused_and_its_target_untouched(tmp_path, dangling):
+    """A link under the lock file's name would make the run write its PID into the file it points at (or make
+    one there): refused in one line, whatever it points at."""
+    victim = tmp_path / "victim"
+    if not dangling:
+        victim.write_text("precious\n")
+    out = tmp_path / "out.mp4"
+    os.symlink(victim, lock_name(out))
+    with pytest.raises(ZeroCopyError, match=r"^cannot write --output .*out.mp4: its lock file .* is a symbolic "
+                                            r"link \(zerocopy never makes one\): refused; remove it$"), \
+            claim([Target("--output", str(out), str(out))], []):
+        pass
+    assert victim.read_text() == "precious\n" if not dangling else not victim.exists()
+    assert lock_name(out).is_symlink()  # left as it was found
+
+
+def test_a_planted_hard_link_at_the_lock_file_is_refused_and_its_target_untouched(tmp_path):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "out.mp4"
+    os.link(victim, lock_name(out))
+    with pytest.raises(ZeroCopyError, match="is not a plain file of its own"), \
+            claim([Target("--output", str(out), str(out))], []):
+        pass
+    assert victim.read_text() == "precious\n" and lock_name(out).exists()
+
+
+@pytest.mark.parametrize("opening", ["open_text", "open_binary", "ffmpeg_name"])
+def test_a_temporary_is_made_new_and_never_written_through_a_planted_link(tmp_path, opening):
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    staged = Staged(tmp_path / "out.mp4")
+    os.symlink(victim, staged.temp)
+    with pytest.raises(FileExistsError, match="is already there"):
+        getattr(staged, opening)()
+    staged.discard()  # removes only what it made: the link stays, as does what it points at
+    assert victim.read_text() == "precious\n" and staged.temp.is_symlink()
+
+
+def test_ffmpeg_writes_the_temporary_made_new_under_its_own_name(tmp_path):
+    import av
+
+    staged = Staged(tmp_path / "out.mkv")
+    with av.open(staged.ffmpeg_name(), "w", format="matroska") as out:
+        stream = out.add_stream("ffv1", rate=1)
+        stream.width, stream.height, stream.pix_fmt = 16, 16, "yuv420p"
+        frame = av.VideoFrame(16, 16, "yuv420p")
+        out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
+    assert staged.temp.stat().st_size > 0 and not (tmp_path / "out.mkv").exists()
+    staged.finish(keep=True)
+    with av.open(str(tmp_path / "out.mkv")) as back:
+        assert back.streams.video[0].codec_context.name == "ffv1" and list(tmp_path.iterdir()) == [tmp_path / "out.mkv"]

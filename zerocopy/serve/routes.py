@@ -1,0 +1,164 @@
+"""What `zerocopy serve`'s HTTP side answers (the server itself is `http.py`): `/health`, `/metrics` (Prometheus,
+built at scrape time), `/api/cameras` and each camera's `latest.jpg`, all read from the engine when asked
+(`StatusSource`)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from http import HTTPStatus
+from typing import Any, Protocol
+
+from zerocopy.serve.status import STATES, CameraStatus
+
+BEHIND = 100  # messages waiting for a connected broker from which /health is "degraded" (fewer: awaiting its ack)
+
+
+class StatusSource(Protocol):
+    """What the server reads (the engine). `snapshots`: whether cameras keep a picture for latest.jpg.
+    `cameras(stats)` takes `publisher_stats()` when the caller has read it already, else reads it.
+    `model_compiles()`: how many times each model was compiled since the start."""
+
+    snapshots: bool
+
+    def model_compiles(self) -> dict[str, int]: ...
+    def cameras(self, publisher_stats: dict | None = None) -> list[CameraStatus]: ...
+    def latest_jpeg(self, name: str) -> bytes | None: ...
+    def healthy(self) -> tuple[bool, str]: ...
+    def publisher_stats(self) -> dict | None: ...
+
+
+class ServeCollector:
+    """Prometheus metrics built at scrape time from the engine's camera snapshots (and the publisher's
+    counters, where the engine has a publisher: `publisher_stats()`)."""
+
+    def __init__(self, source: StatusSource):
+        self.source = source
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        labels = ["camera", "path"]
+        fam = {
+            "fps": GaugeMetricFamily("zerocopy_camera_fps", "frames per second decoded (last seconds)", labels=labels),
+            "inference_fps": GaugeMetricFamily("zerocopy_camera_inference_fps",
+                                               "frames per second inferred (last seconds)", labels=labels),
+            "latency": GaugeMetricFamily("zerocopy_camera_latency_seconds", "frame arrival to result, over the "
+                                         "last inferred frames", labels=[*labels, "quantile"]),
+            "frames": CounterMetricFamily("zerocopy_camera_frames", "frames decoded since the start", labels=labels),
+            "inferences": CounterMetricFamily("zerocopy_camera_inferences", "frames inferred since the start",
+                                              labels=labels),
+            "reconnects": CounterMetricFamily("zerocopy_camera_reconnects", "times the source dropped and was "
+                                              "opened again", labels=labels),
+            "dropped": CounterMetricFamily("zerocopy_camera_dropped_frames", "packets that failed to decode and "
+                                           "corrupt frames", labels=labels),
+            "events": CounterMetricFamily("zerocopy_camera_events", "object events made (new, update, end)",
+                                          labels=labels),
+            "last": GaugeMetricFamily("zerocopy_camera_last_frame_timestamp_seconds", "Unix time of the last frame",
+                                      labels=labels),
+            "state": GaugeMetricFamily("zerocopy_camera_state", "1 for the camera's state, 0 for the others",
+                                       labels=["camera", "state"]),
+        }
+        stats = self.source.publisher_stats()  # read once a scrape: the cameras' events_dropped, the MQTT metrics
+        for s in self.source.cameras(stats):
+            lv = [s.name, s.path or "none"]
+            fam["fps"].add_metric(lv, s.fps)
+            fam["inference_fps"].add_metric(lv, s.inference_fps)
+            for q, ms in (("0.5", s.latency_p50_ms), ("0.95", s.latency_p95_ms)):
+                if ms is not None:
+                    fam["latency"].add_metric([*lv, q], ms / 1e3)
+            fam["frames"].add_metric(lv, s.frames)
+            fam["inferences"].add_metric(lv, s.inferences)
+            fam["reconnects"].add_metric(lv, s.reconnects)
+            fam["dropped"].add_metric(lv, s.dropped_frames)
+            fam["events"].add_metric(lv, s.events)
+            if s.last_frame_time is not None:
+                fam["last"].add_metric(lv, s.last_frame_time)
+            for state in STATES:
+                fam["state"].add_metric([s.name, state], 1.0 if s.state == state else 0.0)
+        yield from fam.values()
+        compiles = CounterMetricFamily("zerocopy_model_compiles", "times a model was compiled since the start (once "
+                                       "per model and device while cameras come and go)", labels=["model"])
+        for model, n in sorted(self.source.model_compiles().items()):
+            compiles.add_metric([model], n)
+        yield compiles
+        if stats:
+            published = CounterMetricFamily("zerocopy_mqtt_published", "MQTT messages the broker acknowledged "
+                                            "(events) or that were written to it (detections)", labels=["kind"])
+            dropped = CounterMetricFamily("zerocopy_mqtt_dropped", "MQTT messages never delivered (offline queue "
+                                          "full, broker away)", labels=["kind"])
+            for kind in ("events", "detections"):
+                counts = stats.get(kind) or {}
+                published.add_metric([kind], counts.get("published", 0))
+                dropped.add_metric([kind], counts.get("dropped", 0))
+            yield published
+            yield dropped
+            yield GaugeMetricFamily("zerocopy_mqtt_queued", "MQTT messages waiting for the broker",
+                                    value=stats.get("queued", 0))
+            yield CounterMetricFamily("zerocopy_mqtt_reconnects", "times the broker connection was made again",
+                                      value=stats.get("reconnects", 0))
+            yield GaugeMetricFamily("zerocopy_mqtt_connected", "1 while connected to the broker",
+                                    value=1.0 if stats.get("connected") else 0.0)
+
+
+def metrics_registry(source: StatusSource):
+    """A registry of the cameras' metrics and this process's CPU seconds, RSS and open files."""
+    from prometheus_client import CollectorRegistry, ProcessCollector
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ServeCollector(source))
+    ProcessCollector(registry=registry)
+    return registry
+
+
+def health(source: StatusSource, requires_broker: bool = False) -> tuple[int, dict[str, Any]]:
+    """`/health`: "unhealthy" (503) when no camera can work; "degraded" when the broker is not connected or
+    `BEHIND` messages or more wait for it (200, or 503 with `requires_broker`); else "ok". `broker` is null
+    without `[publish]`."""
+    ok, why = source.healthy()
+    stats = source.publisher_stats()
+    broker = None if stats is None else {"connected": bool(stats.get("connected")),
+                                         "queued": int(stats.get("queued", 0)), "dropped": int(stats.get("dropped", 0))}
+    if not ok:
+        return HTTPStatus.SERVICE_UNAVAILABLE, {"status": "unhealthy", "reason": why, "broker": broker}
+    if stats is not None and broker is not None and (not broker["connected"] or broker["queued"] >= BEHIND):
+        state = "the broker is connected" if broker["connected"] else \
+            f"the broker is not connected ({stats.get('last_error') or 'no answer yet'})"
+        reason = f"{state}; {broker['queued']} message(s) queued, {broker['dropped']} dropped"
+        return (HTTPStatus.SERVICE_UNAVAILABLE if requires_broker else HTTPStatus.OK,
+                {"status": "degraded", "reason": reason, "broker": broker})
+    return HTTPStatus.OK, {"status": "ok", "reason": why, "broker": broker}
+
+
+def route(source: StatusSource, registry: Any, path: str, requires_broker: bool = False) -> tuple[int, str, bytes]:
+    """The answer to a GET of `path` (already percent-decoded): status, content type, body."""
+    if path == "/health":
+        status, value = health(source, requires_broker)
+        return as_json(status, value)
+    if path == "/metrics":
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        return HTTPStatus.OK, CONTENT_TYPE_LATEST, generate_latest(registry)
+    if path in ("/api/cameras", "/api/cameras/"):
+        return as_json(HTTPStatus.OK, [s.to_json() for s in source.cameras()])
+    parts = path.strip("/").split("/")
+    if len(parts) in (3, 4) and parts[:2] == ["api", "cameras"]:
+        name = parts[2]
+        found = [s for s in source.cameras() if s.name == name]
+        if not found:
+            return as_json(HTTPStatus.NOT_FOUND, {"error": f"no camera named {name!r}"})
+        if len(parts) == 3:
+            return as_json(HTTPStatus.OK, found[0].to_json())
+        if parts[3] == "latest.jpg":
+            jpeg = source.latest_jpeg(name)
+            if jpeg is None:
+                why = "has no frame yet" if source.snapshots else \
+                     "keeps no snapshot ([http] snapshots = false)"
+                return as_json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} {why}"})
+            return HTTPStatus.OK, "image/jpeg", jpeg
+    return as_json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "
+                                        "/api/cameras/NAME/latest.jpg"})
+
+
+def as_json(status: int, value: Any) -> tuple[int, str, bytes]:
+    return status, "application/json", (json.dumps(value) + "\n").encode()
