@@ -1,11 +1,13 @@
-# zerocopy — set-up, demo and tests. Everything lands in .venv; nothing is installed system-wide.
+# zerocopy — set-up, demo and tests. Python packages land in .venv. System-wide, only Debian packages:
+# run as root, `make setup` apt-installs the few the tests and the bridge use (scripts/install-system-deps.sh)
+# and `make setup-gpu` the -dev packages its build needs; otherwise both name them and install nothing.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-output
 
-.PHONY: setup demo test test-fast test-igpu doctor lint clean models setup-gpu test-va-stack
+.PHONY: setup demo test test-fast test-igpu doctor lint clean models setup-gpu test-va-stack test-gpu-host
 
 setup: $(STAMP)
 
@@ -18,9 +20,15 @@ $(STAMP): pyproject.toml native/vabridge.c native/vabridge.h native/build.py
 	$(BIN)/python -m zerocopy.bridge build
 	@touch $(STAMP)
 
-# The VA-API paths: PyAV built against the system FFmpeg (>= 8, with VA-API) and the bridge for it.
+# The VA-API paths: PyAV built against an FFmpeg >= 8 with VA-API (the system's, or one built into the cache
+# where the system's is older: scripts/ffmpeg-build.sh) and the bridge for it.
 setup-gpu:
 	@VENV='$(VENV)' PYTHON='$(PYTHON)' MAKE='$(MAKE)' bash scripts/setup-gpu.sh
+
+# The same on this machine's own system, in .venv-gpu (so .venv keeps PyPI's PyAV): setup-gpu, doctor and the
+# tests marked vastack or native, with a render node that has no driver behind it (mknod, as root).
+test-gpu-host:
+	@GPU_VENV=.venv-gpu MAKE='$(MAKE)' bash scripts/gpu-host-test.sh
 
 # The VA stack (VA-API PyAV, bridge, doctor, whole suite) in a cached Debian testing root; needs root.
 test-va-stack:
@@ -52,4 +60,4 @@ lint: setup
 	$(BIN)/ruff check zerocopy tests scripts
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .venv-gpu $(DEMO) .pytest_cache .ruff_cache

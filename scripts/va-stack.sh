@@ -101,6 +101,7 @@ enter() {
     case $v in
       CI|PYTEST_ADDOPTS|http_proxy|https_proxy|no_proxy|HTTP_PROXY|HTTPS_PROXY|NO_PROXY|PIP_INDEX_URL) envs+=("$v=${!v}") ;;
       ZEROCOPY_VA_ROOT|ZEROCOPY_DEBIAN_MIRROR|ZEROCOPY_CACHE|ZEROCOPY_FFMPEG_PREFIX|ZEROCOPY_PYTHON|ZEROCOPY_WHEEL_CACHE) ;;  # host paths
+      ZEROCOPY_FFMPEG_CACHE|ZEROCOPY_FFMPEG_URL|ZEROCOPY_TEST_DEAD_NODE) ;;  # host paths too (make test-gpu-host)
       ZEROCOPY_*) envs+=("$v=${!v}") ;;
     esac
   done

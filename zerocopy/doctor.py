@@ -13,6 +13,28 @@ from typing import Any
 
 SCHEMA = 2  # 2: each path is {"available": bool, "reasons": [...]} (was "available"/"unavailable: …")
 
+# What each hardware device type an FFmpeg can be built with is, for someone reading doctor's output: being
+# built in says what FFmpeg could drive, not what this machine has. zerocopy's GPU paths use VA-API alone.
+HW_TYPES = {
+    "vaapi": "VA-API, what zerocopy's GPU paths decode and scale with",
+    "qsv": "Intel Quick Sync through oneVPL; zerocopy does not use it (on Intel it uses VA-API)",
+    "cuda": "NVIDIA; not used by zerocopy",
+    "drm": "DRM frame sharing; not used on its own",
+    "amf": "AMD; not used by zerocopy",
+    "vulkan": "Vulkan; not used by zerocopy",
+    "vdpau": "older NVIDIA/AMD video; not used by zerocopy",
+    "opencl": "OpenCL frames; not used by zerocopy",
+}
+
+# The one command that changes a refusal, by its code, most fundamental first (the first one found is shown).
+SETUP_GPU = "make setup-gpu   (PyAV with VA-API, and the native bridge; docs/hardware.md)"
+OPENCL = "sudo apt-get install intel-opencl-icd   (Intel's OpenCL runtime, which OpenVINO's GPU plugin needs)"
+RENDER_GROUP = 'sudo usermod -aG render "$USER"   (then log in again; the render node needs it)'
+VA_DRIVER = ("sudo apt-get install intel-media-va-driver-non-free   (Intel's VA-API driver; `vainfo` checks it; "
+             "Debian: non-free, Ubuntu: multiverse)")
+NO_NODE = ("sudo modprobe i915   (or xe: the Intel GPU's kernel driver makes /dev/dri/renderD128; "
+           "in a container, pass it in: --device /dev/dri)")
+
 
 def _pyav() -> dict[str, Any]:
     import av
@@ -104,12 +126,12 @@ def _opencl() -> dict[str, Any]:
 
 
 def _bridge() -> dict[str, Any]:
-    from zerocopy.bridge.loader import BridgeUnavailable, find_headers
+    from zerocopy.bridge.loader import BridgeUnavailable, find_headers, pyav_pkgconfig_dir
     from zerocopy.bridge.selftest import run_selftest
 
     out: dict[str, Any] = {}
     try:
-        h = find_headers()
+        h = find_headers(pyav_pkgconfig_dir())
         out["headers"] = {"origin": h.origin, "libavutil": ".".join(map(str, h.avutil)),
                           "libavfilter": ".".join(map(str, h.avfilter)), "include_dirs": list(h.include_dirs)}
     except BridgeUnavailable as e:
@@ -123,14 +145,21 @@ def _bridge() -> dict[str, Any]:
     return out
 
 
-def collect() -> dict[str, Any]:
+def collect(va_device: str | None = None) -> dict[str, Any]:
+    """Everything doctor reports; `va_device`: a render node to check besides /dev/dri/renderD* (and first)."""
+    import os
+
     from zerocopy import __version__
-    from zerocopy.decode.vaapi import render_nodes
+    from zerocopy.decode.vaapi import RenderNode, render_nodes
     from zerocopy.probe import gather, path_status
 
     pyav = _pyav()
+    found = render_nodes()
+    if va_device and va_device not in [n.path for n in found]:
+        found.insert(0, RenderNode(va_device, "unknown", "unknown"))
     nodes = [{"path": n.path, "driver": n.driver, "vendor": n.vendor, "intel": n.is_intel,
-              "va_display": _va_display(n.path, pyav)} for n in render_nodes()]
+              "access": os.access(n.path, os.R_OK | os.W_OK), "va_display": _va_display(n.path, pyav)}
+             for n in found]
     ov_info = _openvino()
     facts = gather(ov_info["devices"], check_bridge=True)
     va_error = None
@@ -142,7 +171,10 @@ def collect() -> dict[str, Any]:
             check_device(nodes[0]["path"])
         except PathUnavailable as e:
             va_error = e.reasons["va"][0]
-    return {
+    paths = path_status(facts, va_error=va_error, va_device=va_device)
+    for status in paths.values():
+        status["fix"] = fix(status, nodes)
+    info = {
         "schema": SCHEMA,
         "zerocopy": __version__,
         "python": sys.version.split()[0],
@@ -152,8 +184,72 @@ def collect() -> dict[str, Any]:
         "openvino": ov_info,
         "opencl": _opencl(),
         "native_bridge": _bridge(),
-        "paths": path_status(facts, va_error=va_error),
+        "paths": paths,
     }
+    info["best"] = best(info)
+    return info
+
+
+def fix(status: dict[str, Any], nodes: list[dict[str, Any]]) -> str | None:
+    """The one command that would change a refused path's verdict (the first of its reasons that has one)."""
+    from zerocopy.refusals import Code
+
+    codes = [Code(c) for c in status["codes"]]
+    if not codes:
+        return None
+    if {Code.PYAV_TOO_OLD, Code.NO_VAAPI, Code.NO_VA_FILTER} & set(codes):
+        return SETUP_GPU
+    if Code.NO_RENDER_NODE in codes:
+        return NO_NODE
+    if Code.NO_SUCH_RENDER_NODE in codes:
+        return "ls /dev/dri   (and name a render node that exists with --va-device)"
+    if Code.VA_DEVICE in codes:
+        return RENDER_GROUP if any(not n["access"] for n in nodes) else VA_DRIVER
+    if Code.NO_BRIDGE in codes:
+        return SETUP_GPU
+    if Code.NO_GPU in codes:
+        return RENDER_GROUP if any(n["intel"] and not n["access"] for n in nodes) else OPENCL
+    if Code.NO_OPENCV in codes:
+        return "make setup   (installs OpenCV, the baseline's decoder, into the venv)"
+    return None
+
+
+def best(info: dict[str, Any]) -> dict[str, Any]:
+    """The best way this machine runs, in words, and how to get the next better one (the middle path:
+    decoding on the CPU, inferring on the GPU, when the VA paths are refused but OpenVINO has a GPU)."""
+    paths, gpu = info["paths"], info["openvino"]["gpu"]
+    intel = [n for n in info["render_nodes"] if n["intel"]]
+    if paths["zero-copy"]["available"]:
+        return {"path": "zero-copy", "device": "GPU", "words": "decoding, scaling and inferring on the GPU, "
+                "no copies (zero-copy)", "next": None}
+    if paths["copy"]["available"]:
+        return {"path": "copy", "device": "GPU" if gpu else "CPU",
+                "words": "decoding and scaling on the GPU, inferring on the " + ("GPU" if gpu else "CPU") + " (copy)",
+                "next": paths["zero-copy"]["fix"]}
+    if gpu:
+        return {"path": "software", "device": "GPU",
+                "words": f"decoding on the CPU, inferring on the GPU ({gpu}): the software path with --device GPU, "
+                "which --device auto picks", "next": paths["copy"]["fix"]}
+    if intel:  # an Intel GPU OpenVINO cannot use yet: the user may not open it, or its OpenCL runtime is missing
+        return {"path": "software", "device": "CPU",
+                "words": "decoding and inferring on the CPU; inferring on this Intel GPU is one step away",
+                "next": RENDER_GROUP if any(not n["access"] for n in intel) else OPENCL}
+    return {"path": "software", "device": "CPU",
+            "words": "decoding and inferring on the CPU (OpenVINO sees no GPU and there is no Intel render node)",
+            "next": None}
+
+
+def hardware_types_line(hwdevices: list[str]) -> str:
+    """PyAV's hardware device types, said so that `qsv` is not read as "Quick Sync is available here"."""
+    if not hwdevices:
+        return "  hardware types built into its FFmpeg: none (zerocopy's GPU paths need vaapi, VA-API)"
+    listed = ", ".join(hwdevices)
+    head = f"  hardware types built into its FFmpeg: {listed} (what it could drive, not what this machine has)"
+    if "vaapi" in hwdevices:
+        return head + "; zerocopy's GPU paths use vaapi, which is there"
+    others = [f"{t}: {HW_TYPES[t]}" for t in hwdevices if t in HW_TYPES]
+    return (head + "; zerocopy's GPU paths use VA-API (vaapi) only, which this build lacks"
+            + ("\n    " + "\n    ".join(others) if others else ""))
 
 
 def render(info: dict[str, Any]) -> str:
@@ -161,7 +257,7 @@ def render(info: dict[str, Any]) -> str:
     p = info["pyav"]
     lines.append(f"PyAV {p['version']}, FFmpeg libavutil {p['ffmpeg']['libavutil']}, "
                  f"libavcodec {p['ffmpeg']['libavcodec']}")
-    lines.append(f"  hardware device types: {', '.join(p['hwdevices']) or 'none'}")
+    lines.append(hardware_types_line(p["hwdevices"]))
     lines.append("  VA filters: " + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in p["va_filters"].items()))
     lines.append("render nodes: " + ("none (/dev/dri/renderD*)" if not info["render_nodes"] else ""))
     for n in info["render_nodes"]:
@@ -189,4 +285,12 @@ def render(info: dict[str, Any]) -> str:
         verdict = "available" if status["available"] else (f"unavailable ({status['summary']}): "
                                                             + "; ".join(status["reasons"]))
         lines.append(f"  {path:<10} {verdict}")
+        if status.get("fix"):
+            lines.append(f"  {'':<10} to change it: {status['fix']}")
+    b = info.get("best")
+    if b:
+        lines.append("")
+        lines.append(f"best here: {b['path']}, {b['words']}")
+        if b["next"]:
+            lines.append(f"  next: {b['next']}")
     return "\n".join(lines)

@@ -62,8 +62,10 @@ def va_reasons(facts: Facts, letterbox: bool, download: bool, va_device: str | N
     if facts.old_pyav:
         reasons.append(Reason(Code.PYAV_TOO_OLD, facts.old_pyav))
     if "vaapi" not in facts.hwdevices:
-        reasons.append(Reason(Code.NO_VAAPI, "PyAV was built without VA-API (its FFmpeg offers: "
-                              f"{', '.join(facts.hwdevices) or 'none'})"))
+        others = (f"its FFmpeg has {', '.join(facts.hwdevices)} instead, none of which zerocopy uses"
+                  if facts.hwdevices else "its FFmpeg has no hardware decoding")
+        reasons.append(Reason(Code.NO_VAAPI, "PyAV was built without VA-API, the only hardware decoding zerocopy uses "
+                              f"({others})"))
     else:
         need = ["scale_vaapi"] + (["pad_vaapi"] if letterbox else []) + (["hwdownload"] if download else [])
         missing = [f for f in need if not facts.filters.get(f)]
@@ -95,10 +97,10 @@ def refusals(facts: Facts, batch: int = 1, letterbox: bool = True, device: str =
 
 
 def path_status(facts: Facts, batch: int = 1, letterbox: bool = True,
-                va_error: str | None = None) -> dict[str, dict]:
+                va_error: str | None = None, va_device: str | None = None) -> dict[str, dict]:
     """Every path: `{"available": bool, "reasons": [...]}` (doctor's JSON). `va_error`: why the render
-    node found cannot be opened (checked for real by doctor)."""
-    refused = refusals(facts, batch, letterbox)
+    node found (or `va_device`) cannot be opened (checked for real by doctor)."""
+    refused = refusals(facts, batch, letterbox, va_device=va_device)
     if va_error:
         for path in ("zero-copy", "copy"):
             node_codes = (Code.NO_RENDER_NODE, Code.NO_SUCH_RENDER_NODE)

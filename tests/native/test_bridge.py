@@ -65,9 +65,12 @@ def _fake_pkgconfig_prefix(root: Path, versions: dict[str, tuple[int, int, int]]
 
 @pytest.fixture(scope="module")
 def pyav_bridge():
-    """The bridge loaded next to PyAV: only where PyAV's own FFmpeg has its headers (the VA stack root)."""
+    """The bridge loaded next to PyAV: only where PyAV's own FFmpeg has its headers (the VA stack root, or
+    the FFmpeg `make setup-gpu` builds, found beside the libavutil PyAV loads)."""
+    from zerocopy.bridge.loader import pyav_pkgconfig_dir
+
     try:
-        headers = find_headers()
+        headers = find_headers(pyav_pkgconfig_dir())
     except BridgeUnavailable as e:
         pytest.skip(reason=f"needs the VA stack root (PyAV next to its FFmpeg's headers): {e}")
     pyav = {n: tuple(av.library_versions[n]) for n in LIBRARIES}
@@ -173,9 +176,16 @@ def test_a_module_for_another_ffmpeg_is_refused_next_to_pyav(system_bridge):
 
 
 def test_the_bridge_for_pyav_loads_or_says_exactly_why_not():
+    import av.codec.hwaccel
+
+    from zerocopy.bridge.loader import NotNeeded, pyav_bundles_ffmpeg
+
     try:
         bridge = load_bridge()
     except BridgeUnavailable as e:
+        if pyav_bundles_ffmpeg() and "vaapi" not in av.codec.hwaccel.hwdevices_available():  # PyPI's PyAV
+            assert isinstance(e, NotNeeded) and str(e).startswith("not needed with PyPI's PyAV"), str(e)
+            return
         have = ".".join(map(str, av.library_versions["libavutil"]))
         assert have in str(e) or "headers" in str(e), str(e)
         return
@@ -198,14 +208,38 @@ def test_build_with_pyavs_headers_that_fails_to_compile_exits_1(system_bridge, t
     assert "no-such-cc" in lines[0]
 
 
+def test_build_next_to_pypis_pyav_is_a_calm_note_on_stdout(tmp_path):
+    """Issue 30: `make setup` printed "native bridge: not built: the FFmpeg headers found … are not those …" on
+    every ordinary machine, which reads as a failure. With PyPI's PyAV (no VA-API) it is a note, exit 0."""
+    import av.codec.hwaccel
+
+    from zerocopy.bridge.loader import pyav_bundles_ffmpeg
+
+    if not pyav_bundles_ffmpeg() or "vaapi" in av.codec.hwaccel.hwdevices_available():
+        pytest.skip(reason="needs PyPI's PyAV (its own FFmpeg, no VA-API): this one is built with VA-API")
+    proc = run_python("import sys; from zerocopy.bridge.__main__ import main; sys.exit(main(['build']))",
+                      {"ZEROCOPY_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stdout + proc.stderr
+    assert proc.stdout == "native bridge: not needed with PyPI's PyAV (no VA-API; `make setup-gpu` builds both)\n"
+
+
 def test_build_without_headers_is_a_notice(tmp_path):
+    """No headers anywhere (an empty prefix, which also hides those beside PyAV's libavutil): exit 0, and a
+    notice, or with PyPI's PyAV (which no bridge would serve) the calm note."""
+    import av.codec.hwaccel
+
+    from zerocopy.bridge.loader import pyav_bundles_ffmpeg
+
     empty = tmp_path / "pc"
     empty.mkdir()
     proc = run_python("import sys; from zerocopy.bridge.__main__ import main; sys.exit(main(['build']))",
-                      {"PKG_CONFIG_LIBDIR": str(empty), "PKG_CONFIG_PATH": "", PREFIX_ENV: "",
+                      {"PKG_CONFIG_LIBDIR": str(empty), "PKG_CONFIG_PATH": "", PREFIX_ENV: str(empty),
                        "ZEROCOPY_CACHE": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stderr.startswith("native bridge: not built: no FFmpeg/libva development headers"), proc.stderr
+    if pyav_bundles_ffmpeg() and "vaapi" not in av.codec.hwaccel.hwdevices_available():
+        assert proc.stdout.startswith("native bridge: not needed with PyPI's PyAV") and not proc.stderr, proc.stderr
+    else:
+        assert proc.stderr.startswith("native bridge: not built: no FFmpeg/libva development headers"), proc.stderr
 
 
 @pytest.mark.vastack

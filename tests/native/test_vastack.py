@@ -1,11 +1,14 @@
 """The VA stack short of a driver: a PyAV built with VA-API, the real filters, the bridge next to PyAV,
 and a render node that cannot be opened. Runs in the VA stack root (`make test-va-stack`), where
-PyAV is built from source against Debian testing's FFmpeg; skipped with the reason elsewhere.
+PyAV is built from source against Debian testing's FFmpeg, and on this machine's own system
+(`make test-gpu-host`: FFmpeg 9 built by `make setup-gpu`, the dead render node made in a temp folder and
+named by $ZEROCOPY_TEST_DEAD_NODE); skipped with the reason elsewhere.
 """
 
 from __future__ import annotations
 
 import json
+import os
 
 import av
 import av.codec.hwaccel
@@ -20,7 +23,8 @@ from zerocopy.samples import ClipSpec
 pytestmark = [
     pytest.mark.vastack,
     pytest.mark.skipif("vaapi" not in av.codec.hwaccel.hwdevices_available(),
-                       reason="needs a PyAV built with VA-API (the VA stack root: make test-va-stack)"),
+                       reason="needs a PyAV built with VA-API (make setup-gpu; in CI: make test-gpu-host and "
+                       "make test-va-stack)"),
 ]
 
 
@@ -33,20 +37,30 @@ def bridge():
     return b
 
 
-@pytest.fixture(scope="module")
-def dead_node():
-    """A render node with no driver behind it (the root makes one with mknod)."""
-    from zerocopy.decode.vaapi import check_device, render_nodes
-    from zerocopy.errors import PathUnavailable
+def dead_node_path() -> str | None:
+    """/dev/dri's first render node (the root makes /dev/dri/renderD128 with mknod), else the one named by
+    $ZEROCOPY_TEST_DEAD_NODE (scripts/gpu-host-test.sh makes it in a temp folder, /dev untouched)."""
+    from zerocopy.decode.vaapi import render_nodes
 
     nodes = render_nodes()
-    if not nodes:
-        pytest.skip(reason="no render node here (the VA stack root makes /dev/dri/renderD128 without a driver)")
+    return nodes[0].path if nodes else (os.environ.get("ZEROCOPY_TEST_DEAD_NODE") or None)
+
+
+@pytest.fixture(scope="module")
+def dead_node():
+    """A render node with no driver behind it: its path and the reason FFmpeg gives for it."""
+    from zerocopy.decode.vaapi import check_device
+    from zerocopy.errors import PathUnavailable
+
+    node = dead_node_path()
+    if node is None:
+        pytest.skip(reason="no render node here (the VA stack root makes /dev/dri/renderD128 without a driver; "
+                    "make test-gpu-host makes one in a temp folder)")
     try:
-        check_device(nodes[0].path)
+        check_device(node)
     except PathUnavailable as e:
-        return nodes[0].path, e.reasons["va"][0]
-    pytest.skip(reason=f"{nodes[0].path} opens: a real VA driver is here (see tests marked igpu)")
+        return node, e.reasons["va"][0]
+    pytest.skip(reason=f"{node} opens: a real VA driver is here (see tests marked igpu)")
 
 
 def test_pyav_keeps_frames_on_the_gpu_and_has_the_filters():
@@ -102,7 +116,7 @@ def test_a_dead_render_node_makes_auto_fall_back_with_the_va_error(dead_node, cl
     node, va_error = dead_node
     clip, truth = clips("vastack.mp4", ClipSpec(frames=16))
     report, jsonl = tmp_path / "r.json", tmp_path / "d.jsonl"
-    assert run_cli("detect", clip, "--report", report, "--json", jsonl) == 0
+    assert run_cli("detect", clip, "--report", report, "--json", jsonl, "--va-device", node) == 0
     r = json.loads(report.read_text())
     assert r["path"] == "software" and r["frames"] == len(truth)
     assert f"cannot open the VA device {node}" in r["refused"]["copy"], r["refused"]
@@ -115,7 +129,7 @@ def test_a_dead_render_node_makes_auto_fall_back_with_the_va_error(dead_node, cl
 def test_an_explicit_copy_path_on_a_dead_node_exits_1_with_one_line_naming_it(dead_node, clips, capsys):
     node, _ = dead_node
     clip, _ = clips("vastack.mp4", ClipSpec(frames=16))
-    assert run_cli("detect", clip, "--path", "copy") == 1
+    assert run_cli("detect", clip, "--path", "copy", "--va-device", node) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("zerocopy: the copy path cannot run here: ") and node in lines[0]
 
@@ -158,7 +172,10 @@ def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bri
 
 
 def test_doctor_sees_the_va_stack(capsys):
-    assert run_cli("doctor", "--json") == 0
+    from zerocopy.doctor import VA_DRIVER
+
+    node = dead_node_path()
+    assert run_cli("doctor", "--json", *(["--va-device", node] if node else [])) == 0
     info = json.loads(capsys.readouterr().out)
     assert "vaapi" in info["pyav"]["hwdevices"]
     assert all(info["pyav"]["va_filters"].values())
@@ -166,9 +183,12 @@ def test_doctor_sees_the_va_stack(capsys):
     assert all(check["ok"] for check in info["native_bridge"]["selftest"])
     copy = info["paths"]["copy"]
     nodes = info["render_nodes"]
-    if nodes and not nodes[0]["va_display"]["ok"]:  # the root's dead node: the only reason left
+    if nodes and not nodes[0]["va_display"]["ok"]:  # the dead node: the only reason left, and its one fix
+        assert nodes[0]["path"] == node
         assert not copy["available"] and len(copy["reasons"]) == 1, copy
-        assert copy["reasons"][0].startswith("cannot open the VA device /dev/dri/renderD128: No VA display"), copy
+        assert copy["reasons"][0].startswith(f"cannot open the VA device {node}: No VA display"), copy
+        assert copy["fix"] == VA_DRIVER, copy
+    assert info["best"]["path"] == "software" and info["best"]["device"] == "CPU", info["best"]
 
 
 def test_the_bridge_loads_next_to_opencvs_own_ffmpeg():
@@ -254,7 +274,7 @@ def test_auto_with_a_region_model_falls_back_to_software_with_the_va_reasons(dea
 
     node, _ = dead_node
     clip, truth = clips("vastack-mesh.mp4", ClipSpec(frames=12))
-    with Detector(path="auto", classify=["face-mesh"]) as det:
+    with Detector(path="auto", classify=["face-mesh"], va_device=node) as det:
         results = list(det.run(clip))
     assert det.path == "software" and len(results) == len(truth)
     assert f"cannot open the VA device {node}" in det.refused["copy"], det.refused

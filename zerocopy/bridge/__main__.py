@@ -1,7 +1,8 @@
 """`python -m zerocopy.bridge build|selftest`: used by `make setup` and by the native tests.
 
-`build` exits 0 with a notice when the bridge cannot be built here (no headers, or not those of
-PyAV's FFmpeg: the VA paths then say why they refuse), and 1 when it should build and does not
+`build` exits 0 with a note when PyAV has no VA-API (PyPI's: nothing would use the bridge), 0 with a notice
+when the bridge cannot be built here (no headers, or not those of PyAV's FFmpeg: the VA paths then say why
+they refuse), and 1 when it should build and does not
 (compiler or setuptools missing, compile error): that is a broken setup, and must not pass quietly.
 """
 
@@ -12,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from zerocopy.bridge.loader import BridgeUnavailable, BuildFailed, build, find_headers, import_module
+from zerocopy.bridge.loader import BridgeUnavailable, BuildFailed, NotNeeded, build, find_headers, import_module
 
 
 def main(argv=None) -> int:
@@ -47,6 +48,9 @@ def main(argv=None) -> int:
     except BuildFailed as e:
         print(f"native bridge: {e}", file=sys.stderr)
         return 1
+    except NotNeeded as e:  # PyPI's PyAV: an ordinary set-up, so a note on stdout, not a warning
+        print(f"native bridge: {e}")
+        return 0
     except BridgeUnavailable as e:
         print(f"native bridge: not built: {e}", file=sys.stderr)
         return 0 if not args.system else 1

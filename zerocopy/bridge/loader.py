@@ -20,6 +20,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from zerocopy.bridge.layout import LayoutError, codec_context_pointer, filter_context_pointer, frame_pointer
+from zerocopy.bridge.libraries import (  # noqa: F401  (loaded_libavutil_files: imported from here by tests)
+    loaded_libavutil_files,
+    loaded_library_files,
+    pyav_bundles_ffmpeg,
+    pyav_pkgconfig_dir,
+)
 
 PREFIX_ENV = "ZEROCOPY_FFMPEG_PREFIX"
 NATIVE_DIR = Path(__file__).resolve().parents[2] / "native"
@@ -40,6 +46,10 @@ class BridgeUnavailable(RuntimeError):
 
 class BuildFailed(BridgeUnavailable):
     """Headers were found, but compiling or loading the module failed: a broken setup, not a missing one."""
+
+
+class NotNeeded(BridgeUnavailable):
+    """PyAV has no VA-API, so no path could use the bridge: nothing is wrong (the VA paths say why they refuse)."""
 
 
 @dataclass(frozen=True)
@@ -69,9 +79,9 @@ def _pkg_config(*args: str, env: dict[str, str]) -> str:
     return subprocess.run(["pkg-config", *args], capture_output=True, text=True, check=True, env=env).stdout
 
 
-def find_headers() -> Headers:
-    """FFmpeg (libavutil, libavfilter, libavcodec) and libva headers: from $ZEROCOPY_FFMPEG_PREFIX, else
-    pkg-config."""
+def find_headers(pkgconfig_dir: str | None = None) -> Headers:
+    """FFmpeg (libavutil, libavfilter, libavcodec) and libva headers: from $ZEROCOPY_FFMPEG_PREFIX, else from
+    the .pc files in `pkgconfig_dir` (see `pyav_pkgconfig_dir`), else pkg-config's own search path."""
     env = dict(os.environ)
     origin = "pkg-config"
     prefix = os.environ.get(PREFIX_ENV)
@@ -79,6 +89,9 @@ def find_headers() -> Headers:
         dirs = [f"{prefix}/{d}/pkgconfig" for d in ("lib", "lib64", "share", "lib/x86_64-linux-gnu")]
         env["PKG_CONFIG_PATH"] = ":".join(dirs + [env.get("PKG_CONFIG_PATH", "")]).rstrip(":")
         origin = f"${PREFIX_ENV}={prefix}"
+    elif pkgconfig_dir:
+        env["PKG_CONFIG_PATH"] = ":".join([pkgconfig_dir, env.get("PKG_CONFIG_PATH", "")]).rstrip(":")
+        origin = f"pkg-config beside PyAV's FFmpeg ({pkgconfig_dir})"
     if shutil.which("pkg-config") is None:
         raise BridgeUnavailable("pkg-config is not installed, so no FFmpeg headers can be found")
     try:
@@ -136,34 +149,6 @@ def import_module(folder: Path):
     except ImportError as e:  # e.g. a library it links is gone: a broken build
         raise BuildFailed(f"the build in {folder} cannot be loaded: {e}") from None
     return module
-
-
-def loaded_library_files(name: str) -> set[str]:
-    """Distinct files of library `name` (e.g. "libavutil") mapped into this process, leaving out the
-    private copies other wheels bundle (e.g. `opencv_python_headless.libs/libavcodec-<hash>.so`): those
-    have names and symbols of their own, so they cannot be confused with PyAV's."""
-    files = set()
-    pattern = re.compile(rf"/{re.escape(name)}(?:-[^/]*)?\.so")
-    with open("/proc/self/maps", encoding="utf-8") as f:
-        for line in f:
-            path = line.split(maxsplit=5)[-1].strip()
-            if pattern.search(path):
-                folder = os.path.basename(os.path.dirname(path))
-                if folder.endswith(".libs") and folder != "av.libs":
-                    continue
-                files.add(os.path.realpath(path))
-    return files
-
-
-def pyav_bundles_ffmpeg() -> bool:
-    """Whether PyAV runs on the FFmpeg copy its wheel bundles (`av.libs/`), which comes without headers."""
-    import av  # noqa: F401  (maps PyAV's libraries)
-
-    return any(os.path.basename(os.path.dirname(f)) == "av.libs" for f in loaded_library_files("libavutil"))
-
-
-def loaded_libavutil_files() -> set[str]:
-    return loaded_library_files("libavutil")
 
 
 def _int_version(v: tuple[int, int, int]) -> int:
@@ -318,18 +303,28 @@ def verify(module, pyav_versions: dict[str, tuple[int, int, int]]) -> None:
 def load_bridge() -> Bridge:
     """Build if needed, load and verify the bridge for the FFmpeg that PyAV links, or say why not."""
     import av
+    import av.codec.hwaccel
 
     pyav = {k: tuple(v) for k, v in av.library_versions.items()}
-    headers = find_headers()
+    # PyPI's wheels ship FFmpeg without headers and without VA-API: nothing could use a bridge next to them
+    pypi = pyav_bundles_ffmpeg()
+    not_needed = NotNeeded("not needed with PyPI's PyAV (no VA-API; `make setup-gpu` builds both)")
+    try:
+        headers = find_headers(pyav_pkgconfig_dir())
+    except BridgeUnavailable:
+        if pypi and "vaapi" not in av.codec.hwaccel.hwdevices_available():
+            raise not_needed from None
+        raise
     for name in LIBRARIES:
         have = headers.version(name)
         if have != pyav[name]:
             mismatch = (f"the FFmpeg headers found ({name} {'.'.join(map(str, have))}, via {headers.origin}) are "
                         f"not those of the FFmpeg PyAV links ({name} {'.'.join(map(str, pyav[name]))})")
-            if pyav_bundles_ffmpeg():  # PyPI's wheels ship FFmpeg without headers: no prefix would help
-                advice = ("make setup-gpu builds PyAV against the system FFmpeg" if headers.avutil[0] >= 60 else
-                          f"the system's FFmpeg (libavutil {headers.avutil[0]}) is older than the 8 VA-API needs")
-                raise BridgeUnavailable(f"{mismatch}, and PyPI's PyAV bundles its FFmpeg without headers ({advice})")
+            if pypi:  # no prefix would help
+                if "vaapi" not in av.codec.hwaccel.hwdevices_available():
+                    raise not_needed
+                raise BridgeUnavailable(f"{mismatch}, and PyPI's PyAV bundles its FFmpeg without headers "
+                                        "(make setup-gpu builds PyAV against an FFmpeg with its headers)")
             raise BridgeUnavailable(f"{mismatch}: set {PREFIX_ENV} to that FFmpeg's install prefix")
     module = import_module(build(headers))
     verify(module, pyav)

@@ -74,7 +74,7 @@ def cmd_doctor(args) -> int:
 
     from zerocopy.doctor import collect, render
 
-    info = collect()
+    info = collect(va_device=args.va_device)
     print(json.dumps(info, indent=2) if args.json else render(info))
     return EXIT_OK
 
