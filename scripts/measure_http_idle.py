@@ -60,6 +60,9 @@ class Stub:
     def publisher_stats(self):
         return None
 
+    def model_compiles(self):
+        return {}
+
 
 def serve(args: argparse.Namespace) -> None:
     """The child: the server on a free loopback port (printed), until stdin closes."""

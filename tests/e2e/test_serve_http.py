@@ -283,6 +283,33 @@ def test_connections_past_the_cap_get_503_and_the_server_serves_again_after():
         wait_until(lambda: ask(server.address, "/health")[0] == 200, 30, "/health answered again")
 
 
+class BigPictures(load_script("measure_http_idle").Stub):
+    """A StatusSource whose every camera has a 300 KB latest.jpg."""
+
+    def latest_jpeg(self, name):
+        return b"\xff" * 300_000
+
+
+def test_clients_that_never_read_their_answers_do_not_keep_health_out():
+    """Connections that pipeline big answers and never read them (the write buffer full) are aborted past the cap or
+    after the read timeout: /health answers again (before, it got 503 for as long as they stayed)."""
+    with StatusServer("127.0.0.1:0", BigPictures(), max_connections=2, read_timeout=1.0) as server:
+        host, port = server.address.rsplit(":", 1)
+        readers = []
+        for _ in range(6):  # past the cap and uvicorn's own limit (cap + 1)
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a full pipe after a few KB
+            sock.connect((host, int(port)))
+            sock.sendall(b"GET /api/cameras/a/latest.jpg HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 40)
+            sock.recv(12)  # being answered (or refused past the cap); from here on, never read
+            readers.append(sock)
+        try:
+            wait_until(lambda: ask(server.address, "/health")[0] == 200, 60, "/health answered with stalled readers")
+        finally:
+            for sock in readers:
+                sock.close()
+
+
 def test_a_thousand_idle_sockets_do_not_keep_health_out_and_are_all_released(engine):
     """The oldest waiting connection makes room for a new one past the cap; the rest go at the read timeout."""
     with StatusServer("127.0.0.1:0", engine, read_timeout=2.0) as server:

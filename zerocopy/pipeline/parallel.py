@@ -76,6 +76,7 @@ class _Merge:
         self.reported: set[int] = set()
         self.lead: int | None = None  # the input whose first frame was the trial
         self.opening = dict.fromkeys(self.feeders, 0)  # the number of each input's current opening (its feeder's)
+        self.ended: dict[int, FrameStream | None] = {}  # the stream of each input's last ended opening
 
     def events(self) -> Iterator[Event]:
         live = set(self.feeders)
@@ -92,7 +93,7 @@ class _Merge:
                 yield from self._collect()
                 continue
             if kind == _OPEN:
-                value, self.opening[i] = value  # (the stream, the opening's number)
+                value, number = value  # (the stream, the opening's number)
                 if i in self.finished:  # opened again: its last opening's frames out and its end said first
                     if pending:
                         yield from self._submit(pending)
@@ -101,6 +102,7 @@ class _Merge:
                     self.finished.discard(i)
                     self.reported.discard(i)
                     self.outcomes[i] = InputOutcome(self.outcomes[i].source)
+                self.opening[i] = number  # (after the last opening's failures were said: they end that one)
                 self.outcomes[i].started = time.perf_counter()
                 yield self.p.begin(i, self.outcomes[i].source, value)
             elif kind == _GONE:
@@ -125,6 +127,7 @@ class _Merge:
                     yield from self._submit(pending)
                     pending = []
             else:
+                value, self.ended[i] = value  # (how it ended, the opening's stream: its damage report)
                 self.finished.add(i)
                 if kind == _REFUSED and not self.p.committed:
                     raise value  # the path cannot take this input (e.g. its first frame on the GPU)
@@ -180,7 +183,7 @@ class _Merge:
         for i in sorted(self.finished - self.reported):
             if self.outstanding[i] == 0:
                 self.reported.add(i)
-                stream = self.feeders[i].stream
+                stream = self.ended.get(i)
                 if stream is not None:
                     self.outcomes[i].damage = stream.damage_report()
                 self.outcomes[i].interrupted = self.feeders[i].cut and not self.outcomes[i].error
@@ -210,8 +213,9 @@ class _Merge:
                         self.feeders[i].end_opening(self.opening[i])
         old.discard()  # fully drained: `owner` now holds only frames not yet submitted
         self.p.scheduler = None
-        assert self.lead is not None
-        self.p.activate(self.feeders[self.lead].stream)
+        # an open input's stream, else (all between reopenings) the last ended one's: its context and bridge serve
+        streams = [f.stream for f in self.feeders.values()] + list(self.ended.values())
+        self.p.activate(next(s for s in streams if s is not None))
 
 
 class _Feeder:
@@ -231,6 +235,7 @@ class _Feeder:
         self._room = threading.Semaphore(p.feeder_depth)
         self._halt = threading.Event()
         self._end_opening = threading.Event()  # the consumer ended the current opening (its frames failed)
+        self._openings_lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name=f"zerocopy-input-{index}", daemon=True)
         self._thread.start()
 
@@ -241,10 +246,11 @@ class _Feeder:
         delays = None
         try:
             while True:
-                self.openings += 1
-                self._end_opening.clear()
+                with self._openings_lock:
+                    self.openings += 1
+                    self._end_opening.clear()
                 kind, value = self._one_opening()
-                self._merged.put((self.index, kind, value))
+                self._merged.put((self.index, kind, (value, self.stream)))
                 if self.reopen is None or self._stopping():
                     return
                 if self._taken or delays is None:  # frames flowed: back to the first delay
@@ -308,11 +314,13 @@ class _Feeder:
 
     def end_opening(self, opening: int) -> None:
         """End its opening number `opening` (its frames failed): with `reopen` it is opened again later."""
-        if opening == self.openings:
+        with self._openings_lock:
+            if opening != self.openings:
+                return
             self._end_opening.set()
             stream = self.stream
-            if stream is not None:
-                stream.interrupt()
+        if stream is not None:
+            stream.interrupt()
 
     def halt(self) -> None:
         """End it: its frames stop, and a read waiting on a live source (or its reconnection) ends now."""

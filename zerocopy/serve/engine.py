@@ -192,7 +192,8 @@ class Engine:
         ended = all(g.join(max(0.0, deadline - time.monotonic() - 0.3)) for g in self.groups)
         if self.publisher is not None:
             self.publisher.close(timeout=max(0.2, deadline - time.monotonic()))
-        self.models.close()  # (a run that did not end in time keeps what it still uses)
+        if ended:  # a run that did not end in time may still use a VA device: left to the process's exit
+            self.models.close()
         return ended
 
     def model_compiles(self) -> dict[str, int]:

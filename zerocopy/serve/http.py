@@ -80,24 +80,47 @@ def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
 
 def _protocol_class(read_timeout: float, cap: int) -> type:
     """uvicorn's h11 protocol, plus: a connection must send a request's complete headers within `read_timeout`
-    of its opening or of its last answer, else it is closed; a connection that opens past `cap` closes the
-    oldest one that waits for a request (none waiting: its request gets uvicorn's 503); a malformed request's
-    400 carries `nosniff` too."""
+    of its opening or of its last answer, else it is closed; one whose client stops reading its answer (the
+    write buffer full) for `read_timeout` is aborted; a connection that opens past `cap` aborts one that stalls
+    so, else closes the oldest one that waits for a request (none: its request gets uvicorn's 503); a malformed
+    request's 400 carries `nosniff` too."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class Protocol(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
+        _stall: asyncio.TimerHandle | None = None
         waiting_since: float | None = None  # None while a request is being answered
+        stalled = False  # the client does not read the answer: our write buffer is full
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._wait()
             if len(self.connections) > cap:
-                waiting = [c for c in self.connections if c is not self and getattr(c, "waiting_since", None)
-                           is not None]
-                if waiting:
+                others = [c for c in self.connections if c is not self]
+                stalled = [c for c in others if getattr(c, "stalled", False)]
+                waiting = [c for c in others if getattr(c, "waiting_since", None) is not None]
+                if stalled:
+                    stalled[0].abort()
+                elif waiting:
                     min(waiting, key=lambda c: c.waiting_since).drop()
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            self.stalled = True
+            self._stall = self.loop.call_later(read_timeout, self.abort)
+
+        def resume_writing(self) -> None:
+            super().resume_writing()
+            self.stalled = False
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+
+        def abort(self) -> None:
+            """Drop a connection whose client does not read its answer (closing would wait for the buffer)."""
+            if self.stalled:
+                self.transport.abort()
 
         def _wait(self) -> None:
             self.waiting_since = self.loop.time()
@@ -127,9 +150,10 @@ def _protocol_class(read_timeout: float, cap: int) -> type:
                 self._wait()
 
         def connection_lost(self, exc: Exception | None) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
+            for timer in (self._deadline, self._stall):
+                if timer is not None:
+                    timer.cancel()
+            self._deadline = self._stall = None
             super().connection_lost(exc)
 
         def send_400_response(self, msg: str) -> None:
