@@ -220,7 +220,9 @@ def test_stream_density_finds_how_many_paced_streams_keep_up(tmp_path, face_mode
     r = json.loads(out.read_text())
     for path in ("software", "baseline"):
         d = r["density"][path]
-        assert d["streams"] == 2 and d["capped"] and d["p95_latency_ms"] <= 1000 and d["fps_per_stream"] > 0
+        # 2 streams keep up on a quiet machine (the cap binds); a busy one may keep only 1: the search says so
+        assert d["streams"] in (1, 2) and d["capped"] == (d["streams"] == 2), d
+        assert d["p95_latency_ms"] <= 1000 and d["fps_per_stream"] > 0
         assert set(d["trials"]) == {"1", "2"}
     assert "streams" in proc.stdout and "software keeps" in proc.stdout
     assert (tmp_path / "d.png").stat().st_size > 1000
@@ -245,5 +247,7 @@ def test_stream_density_at_a_detection_rate_infers_that_rate_and_compares_with_e
     r = json.loads(out.read_text())
     d = r["density"]["software"]
     assert abs(d["inference_fps_per_stream"] - 5.0) <= 0.25, d  # measured: 5.06
-    assert r["every_frame_streams"]["software"] == 2 and r["detect_fps_vs_every_frame"]["software"] == 1.0
+    # inferring every frame, 2 streams keep up on a quiet machine and the ratio is 1.0; a busy one may keep fewer
+    every = r["every_frame_streams"]["software"]
+    assert every in (1, 2) and r["detect_fps_vs_every_frame"]["software"] == round(d["streams"] / every, 2), r
     assert "inferring 5 frames a second keeps" in proc.stdout

@@ -121,6 +121,7 @@ def _protocol_class(read_timeout: float, cap: int) -> type:
             """Drop a connection whose client does not read its answer (closing would wait for the buffer)."""
             if self.stalled:
                 self.transport.abort()
+                self.connections.discard(self)
 
         def _wait(self) -> None:
             self.waiting_since = self.loop.time()
@@ -135,6 +136,7 @@ def _protocol_class(read_timeout: float, cap: int) -> type:
                 self._deadline = None
             if self.waiting_since is not None and not self.transport.is_closing():
                 self.transport.close()
+                self.connections.discard(self)  # counted out now, not when its close completes (uvicorn's cap)
 
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
