@@ -221,6 +221,10 @@ def test_the_summary_separates_the_video_encoder_from_the_pipeline(clips, tmp_pa
     assert 0 < sinks["share"] < 1 and sinks["fps_without"] > json.loads(report.read_text())["fps"]
     if sinks["share"] >= 0.2:
         assert "writing the annotated video took" in proc.stderr and "without it: roughly" in proc.stderr
+        import re
+
+        rough = re.search(r"roughly ([0-9.e+]+) fps", proc.stderr).group(1)  # two significant figures, no more
+        assert len(rough.replace(".", "").lstrip("0").rstrip("0")) <= 2, rough
 
 
 def test_a_first_use_says_what_it_downloads_and_how_big(clips, tmp_path):

@@ -23,12 +23,13 @@ def _rows(result: dict) -> list[list[str]]:
 
 
 def _agreement_cell(agree: dict | None) -> str:
-    """The share of the reference path's detections this path matched and, after +, the boxes it found beyond
-    the reference's count (`compare_runs`: the two paths' figures read each other's way round); for an
+    """The share of the reference path's detections this path matched, and the boxes it found beyond the
+    reference's count (`compare_runs`: the two paths' figures read each other's way round); for an
     image-to-image model, how far its maps' share of pixels from 0.5 up differs at most (`compare_maps`)."""
     if not agree:
         return "-"
-    parts = [f"{agree['matched_share'] * 100:.1f}% +{agree['extra']}"] if "matched_share" in agree else []
+    parts = ([f"{agree['matched_share'] * 100:.0f}% matched, {agree['extra']} extra"] if "matched_share" in agree
+             else [])
     if "maps" in agree:
         parts.append(f"map share ±{agree['maps']['max_share_diff']:.4f}")
     return f"{', '.join(parts)} vs {agree['reference']}"
@@ -48,11 +49,12 @@ def _vs_baseline_line(name: str, vs: dict) -> str:
         if key not in vs:
             return None
         lo, hi = vs.get(f"{key}_range", (vs[key], vs[key]))
-        return f"{label} × {vs[key]:.2f} ({lo:.2f}–{hi:.2f})"
+        return f"{label} × {vs[key]:.2f}" + (f" ({lo:.2f}–{hi:.2f})" if vs.get("pairs", 0) > 1 else "")
 
     parts = [p for p in (one("FPS", "fps_ratio"), one("CPU/frame", "cpu_ratio")) if p]
-    return (f"{name} vs baseline, median of {counted(vs.get('pairs', 0), 'side-by-side pair')} "
-            f"(range): {', '.join(parts) or 'no ratio'}")
+    pairs = vs.get("pairs", 0)  # one pair has no range: a median of one, said as such
+    what = f"median of {counted(pairs, 'side-by-side pair')} (range)" if pairs > 1 else "one side-by-side pair"
+    return f"{name} vs baseline, {what}: {', '.join(parts) or 'no ratio'}"
 
 
 def _rois_line(rois: dict, what: str = "regions (--classify)") -> str:

@@ -294,7 +294,8 @@ def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what
         sinks = report.get("sinks") or {}
         if args.output and sinks.get("share", 0) >= 0.2:
             say(f"writing the annotated video took {round(100 * sinks['share'])}% of the time (without it: roughly "
-                f"{sinks['fps_without']} fps; leave out --output to measure the pipeline alone)")
+                f"{float(format(sinks['fps_without'], '.2g')):g} fps; leave out --output to measure the pipeline "
+                "alone)")
     tracking, published = report.get("tracking"), report.get("publish")
     if tracking and not args.quiet:
         labels = ", ".join(f"{label} {t['objects']} (mean {t['mean_dwell_s']} s)"

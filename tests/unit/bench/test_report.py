@@ -16,7 +16,11 @@ def test_bench_tables_survive_missing_ratios_and_limits():
               "limits": {"decode_only_fps": None, "decode_only_cpu_ms_per_frame": None, "inference_only_fps": 5.0,
                          "decode_threads": 1, "errors": {"decode": "no frame measured"}}}
     text = report.table(result)
-    assert "CPU/frame × 0.50 (0.50–0.50)" in text and "decode only not measured (no frame measured)" in text
+    # one pair: no range, and said so (not "(0.50–0.50)")
+    assert "vs baseline, one side-by-side pair: CPU/frame × 0.50\n" in text + "\n", text
+    assert "decode only not measured (no frame measured)" in text
+    assert report._agreement_cell({"matched_share": 1.0, "extra": 0, "reference": "baseline"}) == \
+        "100% matched, 0 extra vs baseline"
     assert "1 run per path, 8 frames measured after 2 warm-up (the input has 10; 300 asked)" in text
     assert "| software | 10.0 |" in report.markdown(result)
 

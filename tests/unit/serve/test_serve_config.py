@@ -290,3 +290,23 @@ def test_snapshots_is_a_switch_of_http(tmp_path):
     assert load_config(write(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\n'), env={}).http.snapshots is True
     found = problems(tmp_path, '[http]\nsnapshots = "no"\n[cameras.a]\nurl = "rtsp://a.lan/1"\n')
     assert len(found) == 1 and found[0].startswith("[http] snapshots")
+
+
+def test_the_docs_config_is_valid_and_runs_the_default_model(tmp_path):
+    """docs/serve.md's example config passes the check (its secrets given) and its cameras run the default model
+    unless they name another (`face` found 1 face in 60 frames of a 1080p camera where `face-wide` found 60); its
+    recipes pull the models it uses."""
+    import re
+
+    from zerocopy.catalog import DEFAULT_MODEL
+
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "serve.md").read_text()
+    text = re.search(r"```toml\n(.*?)```", doc, flags=re.S).group(1)
+    (tmp_path / "garage").write_text("pw")
+    text = text.replace("/run/secrets/garage", str(tmp_path / "garage"))
+    (tmp_path / "serve.toml").write_text(text)
+    config = load_config(tmp_path / "serve.toml", env={"FRONT_PASSWORD": "pw"})
+    models = {c.name: c.settings.get("model", DEFAULT_MODEL) for c in config.cameras}
+    assert models == {"front": "objects", "garage": DEFAULT_MODEL}
+    for pull in re.findall(r"zerocopy models pull ([^`\n]+)", doc):
+        assert set(models.values()) <= set(pull.split()), pull
