@@ -36,7 +36,8 @@ def test_auto_ends_on_software_and_names_each_refusal(clips, tmp_path, face_mode
     assert r["decode_threads"] == default_decode_threads()
     err = capsys.readouterr().err
     line = next(x for x in err.splitlines() if "path: software" in x)
-    assert line.startswith("zerocopy: path: software (better paths refused: ") and line.endswith(
+    assert line.startswith("zerocopy: path: software, decoding and inferring on the CPU (better paths refused: ") \
+        and line.endswith(
         "`zerocopy doctor` explains)") and len(line) < 200, line
     assert "ZEROCOPY_FFMPEG_PREFIX" not in err  # advice that cannot work with PyPI's PyAV
 

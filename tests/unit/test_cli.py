@@ -267,3 +267,14 @@ def test_an_mp4_cut_before_its_index_is_called_cut(clips, tmp_path, capsys, face
     half.write_bytes(Path(clip).read_bytes()[: Path(clip).stat().st_size // 2])
     assert detect_quiet(half) == 1
     assert "moov atom not found): the MP4 is cut short, or still being written" in one_line_error(capsys)
+
+
+def test_the_path_line_says_where_a_path_decodes_and_infers():
+    from zerocopy.cli.detect import where_it_runs
+
+    assert where_it_runs("software", "GPU") == "decoding on the CPU, inferring on the GPU"  # the middle path
+    assert where_it_runs("software", "GPU.1") == "decoding on the CPU, inferring on the GPU"
+    assert where_it_runs("software", "CPU") == "decoding and inferring on the CPU"
+    assert where_it_runs("baseline", "CPU") == "decoding and inferring on the CPU"
+    assert where_it_runs("zero-copy", "GPU") == "decoding and inferring on the GPU"
+    assert where_it_runs("copy", "CPU") == "decoding on the GPU, inferring on the CPU"
