@@ -418,3 +418,19 @@ def test_eight_viewers_at_once_get_pictures_and_serve_lives_on(tmp_path, clip):
         finally:
             serve.kill()
     assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
+
+
+def test_a_file_with_loop_is_a_camera_for_trying_serve(tmp_path, clip):
+    """`[cameras.desk] url = "clip" loop = true`: said at start, paced as live, opened again at its end (no broker)."""
+    text = f'[http]\nlisten = "127.0.0.1:0"\n[cameras.desk]\nurl = "{clip.name}"\nloop = true\nmodel = "face"\n'
+    (tmp_path / clip.name).write_bytes(clip.read_bytes())  # relative to the config's folder
+    serve = Serve(tmp_path, text).started()
+    try:
+        wait_until(lambda: serve.cameras()["desk"]["reconnects"] >= 1, 90, "the file played again from its start")
+        desk = serve.cameras()["desk"]
+        elapsed = serve.terminate()
+    finally:
+        serve.kill()
+    assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
+    assert any("camera desk: the file" in line and "played in a loop and paced as live" in line for line in serve.err)
+    assert desk["state"] in ("running", "reconnecting") and desk["fps"] <= 30, desk  # paced: about 25, not hundreds

@@ -56,6 +56,10 @@ def _serve(config, say: Callable[[str], None]) -> int:
         enabled = sum(c.enabled for c in config.cameras)
         say(f"serving {enabled} camera(s) on {len(engine.groups)} compiled model(s) as node {config.node}; status on "
             f"http://{server.address}/api/cameras")
+        for camera in config.cameras:
+            if camera.loop and camera.enabled:
+                say(f"camera {camera.name}: the file {camera.source} played in a loop and paced as live, for trying "
+                    "serve (real cameras are streams or devices)")
         engine.start()
         watch = StateLog(engine, publisher, say)
         while not stop.wait(0.5):

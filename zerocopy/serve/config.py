@@ -23,12 +23,12 @@ from zerocopy.errors import ConfigError, ZeroCopyError
 from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
 from zerocopy.serve.http_config import HttpConfig, check_http
 from zerocopy.serve.secrets import Filler
-from zerocopy.sources import NAME_RULE, is_name, redact
+from zerocopy.sources import NAME_RULE, is_name, redact, source_kind
 
 # what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
                                     "track": True}
-CAMERA_KEYS = ("url", "enabled", "publish")  # a camera's own keys, besides the run settings
+CAMERA_KEYS = ("url", "enabled", "publish", "loop")  # a camera's own keys, besides the run settings
 TOP_KEYS = ("node", "publish", "http", "defaults", "cameras")
 PUBLISH_KEYS = ("url", "ca", "detections")
 
@@ -52,6 +52,7 @@ class CameraConfig:
     settings: dict[str, Any] = field(default_factory=dict)
     enabled: bool = True
     publish: bool = True
+    loop: bool = False  # a file played as a camera, for trying serve: from its start again at its end, paced as live
 
     @property
     def source(self) -> str:
@@ -137,10 +138,11 @@ def _check_model(settings: dict[str, Any], where: str, problem: Callable[[str, s
                     problem(where, f"{key}: {e}")
 
 
-def _check_url(url: str, where: str, problem: Callable[[str, str], None]) -> None:
-    """A camera is a stream or a device: a file would be read to its end at full speed and started again
-    for ever (use `zerocopy detect` for files)."""
-    from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, source_kind, url_scheme
+def _check_url(url: str, where: str, problem: Callable[[str, str], None], loop: bool = False) -> None:
+    """A camera is a stream or a device, or a file with `loop = true` (for trying serve: played again from its
+    start at its end, paced as live); a file without it would be read to its end at full speed (`zerocopy detect`
+    runs files)."""
+    from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, url_scheme
 
     scheme = url_scheme(url)
     if scheme is not None and scheme not in NETWORK_SCHEMES:
@@ -148,9 +150,13 @@ def _check_url(url: str, where: str, problem: Callable[[str, str], None]) -> Non
                 "udp://, srt://…)")
     elif (shown := schemeless_url(url)) is not None:
         problem(where, f"url: {shown!r} has no scheme: write rtsp://…, http://… or udp://…")
-    elif source_kind(url) == "file":
+    elif source_kind(url) == "file" and not loop:
         problem(where, f"url: {redact(url)!r} is a file, not a camera: serve runs streams (rtsp://, http://, "
-                "udp://…) and devices (/dev/video0); `zerocopy detect` runs files")
+                "udp://…) and devices (/dev/video0); to try serve on a file, add loop = true; `zerocopy detect` "
+                "runs files")
+    elif loop and source_kind(url) != "file":
+        problem(where, "loop = true is for a file played as a camera; a stream or a device is opened again by "
+                "itself when it drops")
 
 
 def load_config(path: str | Path, env: dict[str, str] | None = None) -> ServeConfig:
@@ -237,13 +243,14 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
         if (not isinstance(url, str) or not url.strip()) and "url" not in unfilled.get(cam_name, ()):
             problem(where, "url is missing (the camera's stream: rtsp://…, http://…, /dev/video0)")
         enabled = bool_value(cam, "enabled", where, True, problem)
+        loop = bool_value(cam, "loop", where, False, problem)
         publishes = bool_value(cam, "publish", where, True, problem)
         if publishes and "publish" in cam and publish is None:
             problem(where, "publish = true but there is no [publish] table with the broker's url")
         before = len(problem.lines)
         own = _check_settings({k: v for k, v in cam.items() if k not in CAMERA_KEYS}, where, problem, fill.mask,
                               base)
-        settings = {**defaults, **own}
+        settings = {**defaults, **own, **({"realtime": True} if loop else {})}  # a looped file is paced as live
         try:
             RunConfig.make(settings)  # the settings together (each was checked alone above)
         except ConfigError as e:
@@ -251,9 +258,14 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
                 problem(where, fill.mask(str(e)))
         _check_model(settings, where, problem)
         if isinstance(url, str) and url.strip():
-            _check_url(url.strip(), where, problem)
-            cameras.append(CameraConfig(name=cam_name, url=url.strip(), settings=settings, enabled=enabled,
-                                        publish=publishes and publish is not None))
+            url = url.strip()
+            _check_url(url, where, problem, loop)
+            if loop and source_kind(url) == "file":  # relative to the config's folder, like the other files
+                url = str(base / os.path.expanduser(url))
+                if not Path(url).is_file():
+                    problem(where, f"url: {redact(url)!r}: no such file")
+            cameras.append(CameraConfig(name=cam_name, url=url, settings=settings, enabled=enabled,
+                                        publish=publishes and publish is not None, loop=loop))
     if cameras and not any(c.enabled for c in cameras) and not problem.lines:
         problem("", "every camera has enabled = false")
     if problem.lines:

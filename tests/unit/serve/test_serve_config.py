@@ -310,3 +310,26 @@ def test_the_docs_config_is_valid_and_runs_the_default_model(tmp_path):
     assert models == {"front": "objects", "garage": DEFAULT_MODEL}
     for pull in re.findall(r"zerocopy models pull ([^`\n]+)", doc):
         assert set(models.values()) <= set(pull.split()), pull
+
+
+def test_a_file_is_a_camera_only_with_loop_and_is_then_paced_as_live(tmp_path):
+    """For trying serve without a camera: `loop = true` takes a file (relative to the config's folder), played
+    again from its start at its end (serve reopens an input that ends) and paced as live (`realtime`)."""
+    from zerocopy.serve.config import parse_config
+
+    def parse(raw: dict, base: Path):
+        return parse_config(raw, env={}, base=base)
+
+    (tmp_path / "clip.mp4").write_bytes(b"")
+    config = parse({"cameras": {"desk": {"url": "clip.mp4", "loop": True}}}, tmp_path)
+    desk, = config.cameras
+    assert desk.loop and desk.url == str(tmp_path / "clip.mp4") and desk.settings["realtime"] is True
+    with pytest.raises(ServeConfigError) as e:
+        parse({"cameras": {"desk": {"url": "clip.mp4"}, "door": {"url": "rtsp://door.lan/1", "loop": True},
+                           "gone": {"url": "nothere.mp4", "loop": True}, "odd": {"url": "clip.mp4", "loop": "yes"}}},
+              tmp_path)
+    problems = "\n".join(e.value.problems)
+    assert "[cameras.desk] url: 'clip.mp4' is a file, not a camera" in problems and "add loop = true" in problems
+    assert "[cameras.door] loop = true is for a file played as a camera" in problems
+    assert "[cameras.gone] url:" in problems and "no such file" in problems
+    assert "[cameras.odd] loop must be true or false" in problems
