@@ -77,7 +77,7 @@ def ca_bundle() -> str:
     for path in found:
         if Path(path).is_file():
             return path
-    pytest.skip("no CA certificate bundle on this machine")
+    pytest.skip(reason="no CA certificate bundle on this machine")
 
 
 @pytest.fixture(scope="module")
