@@ -11,6 +11,7 @@ from pathlib import Path
 
 import av
 
+from zerocopy.decode import mp4_index
 from zerocopy.decode.base import Decoded
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.ffmpeg_log import FFmpegLogCapture, describe_av_error
@@ -270,7 +271,11 @@ class PyAVDecoder:
     def _read_error(self, e: BaseException) -> str:
         if isinstance(e, av.ExitError) and self.live:  # PyAV's read timeout interrupted FFmpeg
             return f"no data for {self.policy.read_timeout:g} s"
-        return describe_av_error(e)
+        why = describe_av_error(e)
+        if self._packets == 0 and self.kind == "network" and self.container is not None:
+            more = mp4_index.explain(self.path, self.container.format.name)  # the index at the end?
+            why += f": {more}" if more else ""
+        return why
 
     def _deliver(self, frame: av.VideoFrame, ms: float, pts: float | None) -> Decoded:
         now = time.perf_counter()
