@@ -14,6 +14,7 @@ import openvino as ov
 from zerocopy import __version__
 from zerocopy.config import RunConfig
 from zerocopy.infer.model import WrappedModel
+from zerocopy.paths import where_it_runs
 from zerocopy.pipeline import RunResult
 from zerocopy.refusals import PathChoice, summary
 from zerocopy.stats import cpu_name, peak_rss_mb
@@ -34,6 +35,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         "refused": choice.refused,
         "refused_summary": summary(choice.reasons),  # the few words the CLI's summary line gives them
         "device": model.device,
+        "runs_on": where_it_runs(choice.name, model.device),  # "decoding on the CPU, inferring on the GPU"
         "model": {
             "name": spec.name,
             "file": str(spec.path),

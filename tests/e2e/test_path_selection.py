@@ -30,6 +30,7 @@ def test_auto_ends_on_software_and_names_each_refusal(clips, tmp_path, face_mode
     if not facts.has_gpu:
         assert "OpenVINO sees no GPU" in r["refused"]["zero-copy"]
     assert r["frames"] == len(truth) and r["fps"] > 0 and r["device"] == "CPU"
+    assert r["runs_on"] == "decoding and inferring on the CPU"
     for stage in ("decode", "preprocess", "inference", "postprocess"):
         assert r["stages"][stage]["mean_ms"] > 0
     assert r["cpu"]["ms_per_frame"] > 0 and r["peak_rss_mb"] > 0

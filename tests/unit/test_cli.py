@@ -270,7 +270,7 @@ def test_an_mp4_cut_before_its_index_is_called_cut(clips, tmp_path, capsys, face
 
 
 def test_the_path_line_says_where_a_path_decodes_and_infers():
-    from zerocopy.cli.detect import where_it_runs
+    from zerocopy.paths import where_it_runs
 
     assert where_it_runs("software", "GPU") == "decoding on the CPU, inferring on the GPU"  # the middle path
     assert where_it_runs("software", "GPU.1") == "decoding on the CPU, inferring on the GPU"

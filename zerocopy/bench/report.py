@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from zerocopy.errors import counted
+from zerocopy.paths import decode_infer, where_it_runs
 
 
 def _rows(result: dict) -> list[list[str]]:
@@ -12,7 +13,8 @@ def _rows(result: dict) -> list[list[str]]:
     for name, r in result["paths"].items():
         agree = r.get("agreement")
         rows.append([
-            name, f"{r['fps']:.1f}", f"{r['cpu_ms_per_frame']:.2f}", f"{r['cpu_percent']:.0f}",
+            name, "/".join(decode_infer(name, r.get("device") or "CPU")), f"{r['fps']:.1f}",
+            f"{r['cpu_ms_per_frame']:.2f}", f"{r['cpu_percent']:.0f}",
             f"{r['stages']['decode']['mean_ms']:.2f}", f"{r['stages']['preprocess']['mean_ms']:.3f}",
             f"{r['stages']['inference']['mean_ms']:.2f}", f"{r['stages']['postprocess']['mean_ms']:.3f}",
             f"{r['peak_rss_mb']:.0f}",
@@ -35,8 +37,8 @@ def _agreement_cell(agree: dict | None) -> str:
     return f"{', '.join(parts)} vs {agree['reference']}"
 
 
-HEADER = ["path", "FPS", "CPU ms/frame", "CPU %", "decode ms", "preprocess ms", "inference ms", "postprocess ms",
-          "peak RSS MB", "agreement", "efficiency"]
+HEADER = ["path", "decode/infer", "FPS", "CPU ms/frame", "CPU %", "decode ms", "preprocess ms", "inference ms",
+          "postprocess ms", "peak RSS MB", "agreement", "efficiency"]
 
 
 def _by_thread(cpu: dict) -> str:
@@ -66,6 +68,12 @@ def _rois_line(rois: dict, what: str = "regions (--classify)") -> str:
             f"ms/region (p95 {crop['p95_ms']:.3f}{cpu_text}), "
             f"inference {rois['per_region_inference_ms']['mean_ms']:.2f} ms/region, "
             f"{rois['per_frame_ms']['mean_ms']:.2f} ms per frame with regions, {rois['regions_per_s']:g} regions/s")
+
+
+def _where_lines(result: dict) -> list[str]:
+    """The paths that decode and infer apart (the software path inferring on the GPU), said in words."""
+    return [f"{name}: {where_it_runs(name, r['device'])}" for name, r in result["paths"].items()
+            if r.get("device") and len(set(decode_infer(name, r["device"]))) == 2]
 
 
 def _limits_line(lim: dict) -> str:
@@ -121,6 +129,7 @@ def table(result: dict) -> str:
     lines.append("")
     lines.append(f"limits: {_limits_line(lim)}")
     lines.append("efficiency = FPS / the slower of decode only (as software decodes) and inference only")
+    lines.extend(_where_lines(result))
     for name, r in result["paths"].items():
         if r.get("vs_baseline"):
             lines.append(_vs_baseline_line(name, r["vs_baseline"]))
@@ -151,6 +160,7 @@ def markdown(result: dict) -> str:
     out.append(f"Limits: {_limits_line(lim)}. "
                f"Input: {inp['codec']} {inp['width']}×{inp['height']}. Machine: {m['cpu']}, {m['cores']} cores. "
                f"{_footer_runs(result).capitalize()}.")
+    out += [f"- {line}" for line in _where_lines(result)]
     for name, r in result["paths"].items():
         if r.get("vs_baseline"):
             out.append(f"- {_vs_baseline_line(f'`{name}`', r['vs_baseline'])}")

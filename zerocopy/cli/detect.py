@@ -276,7 +276,7 @@ def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what
         if args.verbose:
             for path, reasons in run.choice.reasons.items():
                 say(f"{path} refused: {'; '.join(reasons)}")
-        say(f"path: {run.choice.name}, {where_it_runs(run.choice.name, report.get('device') or '')} (better paths "
+        say(f"path: {run.choice.name}, {report['runs_on']} (better paths "
             f"refused: {summary(run.choice.reasons)}; `zerocopy doctor` explains)")
     for outcome in result.inputs:
         if outcome.damage.damaged:
@@ -311,11 +311,3 @@ def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what
     undelivered = bool(published and published["dropped"] and not published["published"])  # the broker never took one
     return EXIT_FAIL if undelivered or any(o.error for o in result.inputs) else EXIT_OK
 
-
-def where_it_runs(path: str, device: str) -> str:
-    """Where a path decodes and infers, in words: the software path with `--device GPU` (what `auto` picks where
-    OpenVINO sees one) is the middle path most Intel boxes can have without VA-API."""
-    decodes = "GPU" if path in ("zero-copy", "copy") else "CPU"
-    infers = "GPU" if device.split(".")[0] == "GPU" else "CPU"
-    return (f"decoding and inferring on the {decodes}" if decodes == infers
-            else f"decoding on the {decodes}, inferring on the {infers}")

@@ -20,6 +20,21 @@ from zerocopy.paths.base import FrameStream, Front, OpenRequest, PreparedStream
 from zerocopy.paths.host import BaselineFront, SoftwareFront
 from zerocopy.paths.vaapi import VA_NIREQ, CopyFront, ZeroCopyFront
 
+GPU_DECODING = ("zero-copy", "copy")
+
+
+def decode_infer(path: str, device: str) -> tuple[str, str]:
+    """Where a path decodes and where `device` ("GPU.1", "CPU", …) infers: ("CPU", "GPU") for the software path
+    on a GPU, the middle path most Intel boxes can have without VA-API (what `--device auto` picks there)."""
+    return ("GPU" if path in GPU_DECODING else "CPU"), ("GPU" if device.split(".")[0] == "GPU" else "CPU")
+
+
+def where_it_runs(path: str, device: str) -> str:
+    """`decode_infer` in words: "decoding on the CPU, inferring on the GPU"."""
+    decodes, infers = decode_infer(path, device)
+    return (f"decoding and inferring on the {decodes}" if decodes == infers
+            else f"decoding on the {decodes}, inferring on the {infers}")
+
 
 def front_for(name: str) -> Front:
     """The front of a named path (`baseline` needs OpenCV: an `ImportError`-based refusal if missing)."""

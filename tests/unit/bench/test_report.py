@@ -22,7 +22,28 @@ def test_bench_tables_survive_missing_ratios_and_limits():
     assert report._agreement_cell({"matched_share": 1.0, "extra": 0, "reference": "baseline"}) == \
         "100% matched, 0 extra vs baseline"
     assert "1 run per path, 8 frames measured after 2 warm-up (the input has 10; 300 asked)" in text
-    assert "| software | 10.0 |" in report.markdown(result)
+    assert "| software | CPU/CPU | 10.0 |" in report.markdown(result)  # no device recorded: said as the CPU
+
+
+def test_the_middle_path_is_shown_in_both_tables():
+    """The software path inferring on the GPU (what `--device auto` picks where OpenVINO sees one): a column
+    for every path, and the split said in words under the table."""
+    stages = {s: {"mean_ms": 1.0, "p50_ms": 1.0, "p95_ms": 1.0} for s in ("decode", "preprocess", "inference",
+                                                                         "postprocess")}
+    run = {"fps": 10.0, "cpu_ms_per_frame": 2.0, "cpu_percent": 50.0, "peak_rss_mb": 100.0, "stages": stages,
+           "frames": 8, "runs_frames": [8], "pipeline_efficiency": None}
+    result = {"machine": {"cpu": "x", "cores": 2}, "input": {"codec": "h264", "width": 64, "height": 64, "frames": 10},
+              "settings": {"frames": 8, "warmup": 2, "repeat": 1}, "unavailable": {},
+              "paths": {"software": {**run, "device": "GPU.0"}, "zero-copy": {**run, "device": "GPU"}},
+              "limits": {"decode_only_fps": 5.0, "decode_only_cpu_ms_per_frame": 1.0, "inference_only_fps": 5.0,
+                         "decode_threads": 1}}
+    text, markdown = report.table(result), report.markdown(result)
+    assert text.splitlines()[0].split()[:2] == ["path", "decode/infer"]
+    assert text.splitlines()[2].split()[:2] == ["software", "CPU/GPU"]
+    assert text.splitlines()[3].split()[:2] == ["zero-copy", "GPU/GPU"]
+    assert "software: decoding on the CPU, inferring on the GPU" in text
+    assert "zero-copy: decoding" not in text  # said only where the two differ
+    assert "- software: decoding on the CPU, inferring on the GPU" in markdown
 
 
 def test_the_region_stage_is_reported_per_path_in_both_tables():
