@@ -130,7 +130,8 @@ def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(t
                       env={"CAM_PW": SECRET})
         try:
             serve.started()
-            assert any("serving 2 camera(s) on 1 compiled model(s) as node box-a" in line for line in serve.err)
+            started = "serving 2 camera(s) in 1 group(s) (one compiled model each) as node box-a"
+            assert any(started in line for line in serve.err)
             assert f"zerocopy: HTTP on {serve.address}: loopback only, no token" in serve.err  # who may ask, said
             # events of both cameras, the box online
             wait_until(lambda: news(sub, "zc/front/events") and news(sub, "zc/back/events"), 90,

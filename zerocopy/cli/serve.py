@@ -54,8 +54,8 @@ def _serve(config, say: Callable[[str], None]) -> int:
         if publisher is not None:
             say(f"publishing events to {publisher.target}")
         enabled = sum(c.enabled for c in config.cameras)
-        say(f"serving {enabled} camera(s) on {len(engine.groups)} compiled model(s) as node {config.node}; status on "
-            f"http://{server.address}/api/cameras")
+        say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (one compiled model each) as node "
+            f"{config.node}; status on http://{server.address}/api/cameras")
         for camera in config.cameras:
             if camera.loop and camera.enabled:
                 say(f"camera {camera.name}: the file {camera.source} played in a loop and paced as live, for trying "
