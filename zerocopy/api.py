@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from zerocopy.config import AUTO_ORDER, RunConfig, input_settings
+from zerocopy.config import AUTO_ORDER, InputSettings, RunConfig, input_settings
 from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.paths import Front, front_for
@@ -32,8 +32,9 @@ from zerocopy.postprocess import LabelChoice, label_indices
 from zerocopy.postprocess.maps import MAP_KINDS
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
 from zerocopy.results import FrameResult
-from zerocopy.roi.setup import make_stage, make_tiler, resolve_tasks
+from zerocopy.roi.setup import resolve_tasks
 from zerocopy.run_args import Source, check_cameras, check_run_options, source_list
+from zerocopy.stages.assemble import after_inference
 
 OnRefusal = Callable[[str, str, list[str]], None]
 
@@ -199,9 +200,9 @@ class Detector:
         rest = [d for d in front.devices if d != first.split(".")[0]]
         return [first] + [d for d in rest if _offered(self._core, d)]
 
-    def _per_input(self, per_input: Sequence[dict] | None, inputs: list[str]) -> list[dict]:
-        """Each input's own settings, checked (with the run's: `anonymise` needs every frame inferred), its
-        classes as label indices (`keep`)."""
+    def _per_input(self, per_input: Sequence[dict] | None, inputs: list[str]) -> list[InputSettings]:
+        """Each input's own settings, checked (with the run's: `anonymise` needs every frame inferred; its classes
+        among the model's labels)."""
         if per_input is None:
             return []
         if isinstance(per_input, dict) or len(per_input) != len(inputs):
@@ -209,15 +210,15 @@ class Detector:
         out = []
         for i, given in enumerate(per_input):
             own = input_settings(given, f"per_input[{i}]")
-            if own.get("detect_fps") is not None:
-                self.config.replace(detect_fps=own["detect_fps"])
-            if own.get("classes") is not None:
-                own["keep"] = label_indices(own["classes"], self.spec.labels)
+            own.of_run(self.config)  # checked with the run's settings
+            if own.classes is not None:
+                label_indices(own.classes, self.spec.labels)
             out.append(own)
         return out
 
     def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False,
-                cameras: list[str] | None = None, per_input: list[dict] | None = None, reopen: Reopen | None = None):
+                cameras: list[str] | None = None, per_input: list[InputSettings] | None = None,
+                reopen: Reopen | None = None):
         from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
         from zerocopy.probe import gather
@@ -243,12 +244,10 @@ class Detector:
                 config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
                 model = WrappedModel(self._core, self.spec, front.input_kind, config.batch, front.memory_type,
                                      threshold=config.threshold, keep_labels=self._keep_labels)
-                rois = make_stage(self._core, self._regions, config, front.roi_input_kind, front.memory_type)
-                tiles = make_tiler(self._core, self.spec, config, front.roi_input_kind, front.memory_type,
-                                   self._keep_labels)
+                stages = after_inference(self._core, self.spec, config, front.roi_input_kind, front.memory_type,
+                                         self._regions, self._labels, self._keep_labels)
                 pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
-                                    stop_event=self._stop, rois=rois, tiles=tiles, models=self._models,
-                                    labels=self._labels)
+                                    stop_event=self._stop, stages=stages, models=self._models)
                 self._pipeline = pipeline
                 events = pipeline.events(inputs, max_frames, cameras, per_input, reopen)
                 held = []

@@ -294,11 +294,26 @@ class RunConfig:
 INPUT_SETTINGS = ("detect_fps", "classes")  # the settings one input of a run may have of its own (serve's cameras)
 
 
-def input_settings(given: Mapping[str, Any] | None, where: str = "per_input") -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class InputSettings:
+    """One input's own settings (serve's cameras; `Detector.run(per_input=…)`): None leaves the run's."""
+
+    detect_fps: float | None = None
+    classes: tuple[str, ...] | None = None
+
+    def of_run(self, config: RunConfig) -> RunConfig:
+        """`config` with this input's own settings in place of the run's."""
+        return config.replace(detect_fps=self.detect_fps) if self.detect_fps is not None else config
+
+
+def input_settings(given: Mapping[str, Any] | None, where: str = "per_input") -> InputSettings:
     """One input's own settings (`INPUT_SETTINGS`), checked as the run's are; what it leaves out is the run's."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(INPUT_SETTINGS))
     if unknown:
         raise ConfigError(where, f"{where}: an input may set only {', '.join(INPUT_SETTINGS)}, not {unknown[0]!r}")
     kinds = {f.name: f.metadata["kind"] for f in RunConfig.settings() if f.name in INPUT_SETTINGS}
-    return {name: kinds[name].check(name, value) for name, value in given.items()}
+    checked = {name: kinds[name].check(name, value) for name, value in given.items()}
+    classes = checked.get("classes")
+    return InputSettings(detect_fps=checked.get("detect_fps"),
+                         classes=tuple(classes) if classes is not None else None)

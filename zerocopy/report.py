@@ -51,13 +51,11 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         "frames": frames,
         "inferred_frames": frames - result.skipped,  # fewer with --detect-fps
         "detections": result.detections,
-        **({"tracking": result.tracking} if result.tracking is not None else {}),
         "setup_s": round(result.setup_s, 3),
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
         "stages": result.stages.summary(),
-        **({"rois": result.rois.summary()} if result.rois is not None else {}),
-        **({"tiles": result.tiles.summary()} if result.tiles is not None else {}),
+        **{name: report.summary() for name, report in result.reports.items()},  # tiles, rois, tracking, …
         "latency": result.latency.summary() if result.latency.count else None,  # live/paced inputs only
         "sinks": {  # the time the caller spent between frames: writing the outputs, for the CLI
             "seconds": round(result.sink_s, 3),

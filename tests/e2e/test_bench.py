@@ -77,7 +77,8 @@ def test_bench_json_has_the_promised_shape(bench_run):
 def test_bench_markdown_and_plot(bench_run, capsys):
     _, files = bench_run
     md = files["markdown"].read_text()
-    assert md.startswith("| path | FPS | CPU ms/frame") and "| software |" in md and "| baseline |" in md
+    assert md.startswith("| path | decode/infer | FPS | CPU ms/frame") and "| software | CPU/CPU |" in md \
+        and "| baseline | CPU/CPU |" in md
     assert "`software` vs baseline, median of 2 side-by-side pairs" in md
     assert "Medians of 2 interleaved runs, 20 frames measured after 5 warm-up." in md
     with Image.open(files["plot"]) as img:

@@ -131,9 +131,8 @@ def _reset_times(result) -> None:
     """The stage times (and the region stage's, with `classify`, and the tiles', with `tiles`) start afresh after
     the warm-up."""
     result.stages.reset()
-    for stage in (result.rois, result.tiles):
-        if stage is not None:
-            stage.reset()
+    for report in result.reports.values():
+        report.reset()
 
 
 def run_decode_only(args: dict) -> dict:

@@ -15,12 +15,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from zerocopy.bridge.layout import LayoutError
-from zerocopy.config import RunConfig
+from zerocopy.config import InputSettings, RunConfig
 from zerocopy.decode.vaapi import VASession
 from zerocopy.detections import Detections
 from zerocopy.errors import InferenceError, ModelError, PathUnavailable, ZeroCopyError, openvino_reason
@@ -31,17 +28,13 @@ from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
 from zerocopy.pipeline.parallel import Reopen, parallel_events
-from zerocopy.postprocess import LabelChoice
+from zerocopy.postprocess import label_indices
 from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
-from zerocopy.roi.stage import RoiStage
-from zerocopy.roi.tiles import Tiler
-from zerocopy.sinks.draw import anonymised_picture
 from zerocopy.sources import camera_name
+from zerocopy.stages.base import Activation, InputInfo, Stage
+from zerocopy.stages.chain import StageChain
 from zerocopy.stats import Distribution, RunClock, StageTimes
-
-if TYPE_CHECKING:
-    from zerocopy.pipeline.tracking import InputTracks
 
 FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request is refused, not waited on
 # What binding a frame to a request may raise when the GPU, its driver or the bridge cannot cope
@@ -63,16 +56,14 @@ class Pipeline:
     feeder_depth = 4  # frames each input's feeder may prepare ahead when inputs run at once
 
     def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
-                 keep_images: bool = False, stop_event: threading.Event | None = None, rois: RoiStage | None = None,
-                 tiles: Tiler | None = None, models: CompiledModels | None = None, labels: LabelChoice | None = None):
+                 keep_images: bool = False, stop_event: threading.Event | None = None, stages: Sequence[Stage] = (),
+                 models: CompiledModels | None = None):
         self.model, self.front, self.inputs, self.keep_images = model, front, inputs, keep_images
-        # which labels are reported, and which are detected only to be hidden (`anonymise`) or cropped
-        self.labels = labels or LabelChoice()
         # the owner of the compiled models and of the VA device they use (a Detector's, or a service's): they
         # outlive this run; without one, the run compiles its own and closes its VA device at its end
         self.models = models
-        self.rois = rois  # the second models (`--classify`), compiled beside the detector
-        self.tiles = tiles  # the detector again on tiles of each frame (`--tiles`), compiled beside it
+        # what runs on each frame after inference (tiles, classes, region models, tracking…), in order
+        self.after = StageChain(stages)
         # an image-to-image model's output over the frame (`text-map`); None for a detector
         self.maps = frame_map(model.spec.postprocess, model.spec.name, model.output_shapes)
         self.asked = config  # as resolved before compiling; `config` adds what compiling tells
@@ -93,10 +84,9 @@ class Pipeline:
         self.outcomes: list[InputOutcome] = []
         self.interrupted = False
         self.latency = Distribution()  # arrival → result, ms
-        self.tracks: InputTracks | None = None  # with --track: each input's tracker and events (made per run)
         self.skipped = 0  # frames --detect-fps left out
-        # each input's own settings (`config.INPUT_SETTINGS`: detect_fps; classes as `keep`, label indices)
-        self.per_input: list[dict] = []
+        self.per_input: list[InputSettings] = []  # each input's own settings (`config.INPUT_SETTINGS`)
+        self.cameras: list[str] = []  # each input's name in events
         self._feeders = False  # inputs are read by feeder threads (`parallel.py`)
         self._streams_lock = threading.Lock()  # feeders open and forget their streams on threads of their own
 
@@ -134,17 +124,18 @@ class Pipeline:
         unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self._feeders else 0)
         if self.stop_event.is_set():
             self.abandon.set()
-        own = self.per_input[input] if input < len(self.per_input) else {}
-        config = self.config.replace(detect_fps=own["detect_fps"]) if "detect_fps" in own else self.config
-        crops = self.rois is not None or self.tiles is not None  # the decoded frame is kept to crop from
+        config = self._own(input).of_run(self.config)
         stream = self.front.open(source, OpenRequest(self.model, config, self.va, self.keep_images, unbound,
-                                                     self.abandon, keep_source=crops))
+                                                     self.abandon, keep_source=self.after.crops))
         with self._streams_lock:
             self._streams.add(stream)
             self.open_inputs[input] = stream
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
         return stream
+
+    def _own(self, input: int) -> InputSettings:
+        return self.per_input[input] if input < len(self.per_input) else InputSettings()
 
     def forget(self, stream: FrameStream) -> None:
         with self._streams_lock:
@@ -164,9 +155,9 @@ class Pipeline:
         if self.model.compiled is None or stream.context is not self._context:
             try:
                 self.model.compile(self.device, stream.context, self.config.ov_config, self.inputs, self.models)
-                for region in [*(self.rois.models if self.rois else ()), *([self.tiles] if self.tiles else ())]:
-                    region.activate(self.device, stream.context, self.config.ov_config,
-                                    self.front.roi_feed(region.wrapped, stream), self.models)
+                self.after.activate(Activation(device=self.device, context=stream.context,
+                                               ov_config=self.config.ov_config, models=self.models,
+                                               feed=lambda wrapped: self.front.roi_feed(wrapped, stream)))
             except ModelError as e:
                 if not self.committed and self.refusable:
                     raise self._refuse(Code.COMPILE, "", e) from None
@@ -194,38 +185,24 @@ class Pipeline:
             if self.refusable:
                 raise self._refuse(Code.FIRST_INFERENCE, f"first frame on {self.device}", e) from None
             raise
-        # the region models once on the first frame, boxes or not (tiles run on every inferred frame: the first
-        # frame's own `done`, still before commit, tries them)
-        if self.rois is not None:
-            try:
-                self.rois.prime(first)
-            except PathUnavailable:
-                raise
-            except _BIND_ERRORS as e:
-                if self.refusable:
-                    raise self._refuse(Code.ROI_CROP, f"region models on the first frame on {self.device}", e) \
-                        from None
-                raise
+        # the stages that crop once on the first frame, boxes or not (region models; tiles run on every inferred
+        # frame: the first frame's own `done`, still before commit, tries them)
+        self.after.prime(first, self.stage_failed)
         return results
 
-    def _what(self, stage: RoiStage | Tiler) -> str:
-        return "tiles" if stage is self.tiles else "region models"
-
-    def _regions(self, stage: RoiStage | Tiler, frame: PreparedFrame, dets: Detections) -> Detections:
-        """A stage that crops the frame (tiles, region models), its failures said as the path's or the run's."""
-        try:
-            return stage(frame, dets)
-        except PathUnavailable as e:
+    def stage_failed(self, stage: Stage, e: Exception) -> Exception:
+        """What a stage that crops the frame (tiles, region models) raised, said as the path's (before commit:
+        the first frame's regions are still part of the path's trial) or the run's."""
+        title = stage.title
+        if isinstance(e, PathUnavailable):
             if not self.committed:
-                raise
-            raise InferenceError(f"{self._what(stage)} failed: the path can no longer crop regions ({e})") from None
-        except _BIND_ERRORS as e:  # the first frame's regions are still part of the path's trial
-            if not self.committed and self.refusable:
-                raise self._refuse(Code.ROI_CROP, f"{self._what(stage)} on the first frame on {self.device}", e) \
-                    from None
-            if isinstance(e, InferenceError):
-                raise
-            raise InferenceError(f"{self._what(stage)} failed: {e}") from None
+                return e
+            return InferenceError(f"{title} failed: the path can no longer crop regions ({e})")
+        if not isinstance(e, _BIND_ERRORS):
+            return e
+        if not self.committed and self.refusable:
+            return self._refuse(Code.ROI_CROP, f"{title} on the first frame on {self.device}", e)
+        return e if isinstance(e, InferenceError) else InferenceError(f"{title} failed: {e}")
 
     def note_no_frame(self, outcome: InputOutcome) -> None:
         """An input that ended without a frame, an error of its own or a stop: say so (and where
@@ -235,65 +212,45 @@ class Pipeline:
             outcome.error = f"{outcome.source}: no frame could be decoded" + (f" ({stopped})" if stopped else "")
 
     def begin(self, input: int, source: str, stream: FrameStream) -> InputBegin:
-        """An input's first event (its tracker starts here, with `--track`)."""
-        if self.tracks is not None:
-            own = self.per_input[input] if input < len(self.per_input) else {}
-            self.tracks.begin(input, source, stream.rate, own.get("detect_fps"))
+        """An input's first event; the stages learn of it here (its tracker starts, with `--track`)."""
+        own = self._own(input)
+        camera = self.cameras[input] if input < len(self.cameras) else camera_name(source)
+        classes = label_indices(own.classes, self.model.spec.labels) if own.classes is not None else None
+        self.after.begin(InputInfo(index=input, source=source, camera=camera, rate=stream.rate,
+                                   detect_fps=own.of_run(self.config).detect_fps, classes=classes))
         return InputBegin(source, stream.rate, stream.expected_frames, input)
 
-    def end_tracks(self, input: int) -> tuple:
-        """With `--track`: the `end` of every object still open in this input (it ended, or the run stopped)."""
-        return tuple(self.tracks.end(input)) if self.tracks is not None else ()
+    def end_input(self, input: int) -> tuple:
+        """The events the stages make as an input ends (or the run stops): with `--track`, the `end` of every
+        object still open in it."""
+        return self.after.end(input)
 
     def done(self, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
-        if r.outputs is None:  # not inferred (--detect-fps): the tracks' predicted boxes, or none
-            outcome.frames += 1
-            outcome.ended = time.perf_counter()
-            self.skipped += 1
-            dets, events = (self.tracks.frame(input, r.frame, None) if self.tracks is not None
-                            else (Detections.empty(), []))
-            return FrameDone(outcome.source, r.frame, dets, input, tuple(events))
+        """A frame's result: its outputs decoded, then through the stages (a frame `--detect-fps` left out, with
+        no outputs, through those that see such frames: the tracks' predicted boxes, or none)."""
         t0 = time.perf_counter()
-        if self.maps is not None:  # an image-to-image model: its map is the frame's result
+        dets: Detections | None = None
+        if r.outputs is None:
+            self.skipped += 1
+        elif self.maps is not None:  # an image-to-image model: its map is the frame's result
             r.frame.output, dets = self.maps(r.outputs, r.frame.geometry), Detections.empty()
         else:
             assert self.model.postprocessor is not None
             dets = self.model.postprocessor(r.outputs, r.frame.geometry)
-            if self.tiles is not None:  # (timed on its own, as the region models are)
-                t_tiles = time.perf_counter()
-                dets = self._regions(self.tiles, r.frame, dets)
-                t0 += time.perf_counter() - t_tiles
-        own = self.per_input[input] if input < len(self.per_input) else {}
-        shown = own.get("keep", self.labels.shown)  # this input's own classes, else the run's
-        if own.get("keep") is not None and len(dets):  # those, and the labels detected to be hidden or cropped
-            dets = dets[np.isin(dets.labels, self.labels.detected(own["keep"]))]
-        post_ms = (time.perf_counter() - t0) * 1e3
-        if self.rois is not None:  # timed on its own (`RoiTimes`)
-            dets = self._regions(self.rois, r.frame, dets)
-        r.frame.source = None  # cropped from (tiles, region models): the decoded frame can go
-        t1 = time.perf_counter()  # hiding and choosing what is reported: timed with the postprocessing
-        if self.labels.hidden and r.frame.picture is not None:  # before any output sees the picture
-            r.frame.picture = anonymised_picture(r.frame.picture, dets[np.isin(dets.labels, self.labels.hidden)],
-                                                 self.config.anonymise_style)
-        if shown is not None and len(dets):  # what is reported: never the labels detected only to be hidden
-            dets = dets[np.isin(dets.labels, shown)]
-        post_ms += (time.perf_counter() - t1) * 1e3
-        events: list = []
-        if self.tracks is not None:  # timed with the postprocessing
-            t1 = time.perf_counter()
-            dets, events = self.tracks.frame(input, r.frame, dets)
-            post_ms += (time.perf_counter() - t1) * 1e3
+        decoded_s = time.perf_counter() - t0
+        dets, events, staged_s = self.after(r.frame, dets, input, self.stage_failed)
         now = time.perf_counter()
-        self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
-        self.detections += len(dets)
-        if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
-            self.latency.add((now - r.frame.arrived) * 1e3)
         outcome.frames += 1
         outcome.ended = now
+        if r.outputs is not None:
+            self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, (decoded_s + staged_s) * 1e3)
+            self.detections += len(dets)
+            if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
+                self.latency.add((now - r.frame.arrived) * 1e3)
         return FrameDone(outcome.source, r.frame, dets, input, tuple(events))
 
     def events(self, sources: Sequence[str], max_frames: int | None = None, cameras: Sequence[str] | None = None,
-               per_input: Sequence[dict] | None = None, reopen: Reopen | None = None) -> Iterator[Event]:
+               per_input: Sequence[InputSettings] | None = None, reopen: Reopen | None = None) -> Iterator[Event]:
         """`InputBegin`, `FrameDone`… and `InputEnd` per source. A path that cannot handle the inputs
         raises `PathUnavailable` before the first event; an input it cannot handle after that ends with
         its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over.
@@ -309,12 +266,8 @@ class Pipeline:
         self.outcomes = []
         self.skipped = 0
         self.per_input = list(per_input or [])
+        self.cameras = [camera_name(s) for s in sources] if cameras is None else list(cameras)
         self.abandon.clear()
-        if self.config.track:
-            from zerocopy.pipeline.tracking import InputTracks
-
-            names = [camera_name(s) for s in sources] if cameras is None else list(cameras)
-            self.tracks = InputTracks(self.config, self.model.spec.labels or None, names)
         self._feeders = reopen is not None or (self.inputs > 1 and len(sources) > 1)
         try:
             if self._feeders:
@@ -335,16 +288,13 @@ class Pipeline:
             self.scheduler.close()
         self.scheduler = None
         self._context = None
-        for stage in (self.rois, self.tiles):
-            if stage is not None:
-                stage.release()
+        self.after.release()
         self.model.release()
         if self.models is None:
             self.va.close()
 
     def result(self, sink_s: float = 0.0) -> RunResult:
         interrupted = self.interrupted or self.stop_event.is_set()  # (asked while the run still goes)
-        return RunResult(list(self.outcomes), self.stages, self.clock or RunClock(), self.detections, interrupted,
-                         self.setup_s, sink_s, self.latency, self.rois.times if self.rois else None, self.skipped,
-                         self.tracks.summary() if self.tracks is not None else None,
-                         self.tiles.times if self.tiles else None)
+        return RunResult(inputs=list(self.outcomes), stages=self.stages, clock=self.clock or RunClock(),
+                         detections=self.detections, interrupted=interrupted, setup_s=self.setup_s, sink_s=sink_s,
+                         latency=self.latency, skipped=self.skipped, reports=self.after.reports())

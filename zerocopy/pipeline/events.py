@@ -10,6 +10,7 @@ from zerocopy.decode.damage import DamageReport
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.roi.stage import RoiTimes
+from zerocopy.stages.base import StageReport
 from zerocopy.stats import Distribution, RunClock, StageTimes
 
 
@@ -73,21 +74,37 @@ class InputEnd:
 Event = InputBegin | FrameDone | InputEnd
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunResult:
     inputs: list[InputOutcome]
-    stages: StageTimes
+    stages: StageTimes  # decode, preprocess, inference, postprocess (the stages after inference counted in it
+    # unless they time themselves)
     clock: RunClock
     detections: int = 0
     interrupted: bool = False
     setup_s: float = 0.0  # opening the first input and compiling the model, not in the clock
     sink_s: float = 0.0  # wall time spent in the sinks (the annotated MP4's encoder, mostly), in the clock
     latency: Distribution = field(default_factory=Distribution)  # arrival → result (ms), live or paced inputs
-    rois: RoiTimes | None = None  # the second models' stage (`--classify`)
     skipped: int = 0  # frames --detect-fps left out (decoded, not inferred)
-    tracking: dict | None = None  # with --track: objects per label and their mean dwell
-    tiles: RoiTimes | None = None  # the detector on tiles of each frame (`--tiles`): per tile, per frame
+    # each stage after inference that sums itself up, by its name ("tiles", "rois", "tracking", …)
+    reports: dict[str, StageReport] = field(default_factory=dict)
 
     @property
     def frames(self) -> int:
         return sum(i.frames for i in self.inputs)
+
+    @property
+    def rois(self) -> RoiTimes | None:
+        """The second models' stage (`--classify`): per region, per frame."""
+        return self.reports.get("rois")  # type: ignore[return-value]
+
+    @property
+    def tiles(self) -> RoiTimes | None:
+        """The detector on tiles of each frame (`--tiles`): per tile, per frame."""
+        return self.reports.get("tiles")  # type: ignore[return-value]
+
+    @property
+    def tracking(self) -> dict | None:
+        """With --track: objects per label and their mean dwell."""
+        tracks = self.reports.get("tracking")
+        return tracks.summary() if tracks is not None else None

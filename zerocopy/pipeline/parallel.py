@@ -188,7 +188,7 @@ class _Merge:
                     self.outcomes[i].damage = stream.damage_report()
                 self.outcomes[i].interrupted = self.feeders[i].cut and not self.outcomes[i].error
                 self.p.note_no_frame(self.outcomes[i])
-                yield InputEnd(self.outcomes[i].source, self.outcomes[i], stream is not None, i, self.p.end_tracks(i))
+                yield InputEnd(self.outcomes[i].source, self.outcomes[i], stream is not None, i, self.p.end_input(i))
 
     def _submit(self, frames: list[PreparedFrame]) -> Iterator[Event]:
         try:

@@ -39,7 +39,7 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
             outcome.error = redact_text(f"{source}: {e}")
         outcome.interrupted = outcome.interrupted or (p.stop_event.is_set() and not outcome.error)
         p.note_no_frame(outcome)
-        yield InputEnd(outcome.source, outcome, begun, index, p.end_tracks(index))
+        yield InputEnd(outcome.source, outcome, begun, index, p.end_input(index))
 
 
 def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: int | None,

@@ -1,4 +1,4 @@
-"""Tracking in the run loop (`--track`): one tracker and one event maker per input, fed each frame's
+"""Tracking in the run loop (`--track`), a `Stage`: one tracker and one event maker per input, fed each frame's
 detections in the input's order; frames `--detect-fps` left out get the tracks' predicted boxes."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import NamedTuple
 from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.stages.base import InputInfo, StageBase
 from zerocopy.track import ObjectEvent, ObjectEvents, Tracker
 
 
@@ -31,27 +32,28 @@ class _Last(NamedTuple):
     wall: float
 
 
-class InputTracks:
-    """The trackers and events of a run's inputs (created as each input begins)."""
+class InputTracks(StageBase):
+    """The trackers and events of a run's inputs (created as each input begins); its report is itself
+    (`summary()`: objects per label and their mean dwell)."""
 
-    def __init__(self, config: RunConfig, names: Sequence[str] | None, cameras: Sequence[str]):
-        self.config, self.names, self.cameras = config, names, list(cameras)
+    name = "tracking"
+    on_skipped = True
+
+    def __init__(self, config: RunConfig, names: Sequence[str] | None):
+        self.config, self.names = config, names
         self.node = config.node_name
         self._open: dict[int, tuple[Tracker, ObjectEvents, float]] = {}
         self._last: dict[int, _Last] = {}  # per input: its last frame
         self._totals: dict[str, list[float]] = {}  # ended inputs' objects per label: [count, summed dwell]
 
-    def begin(self, input: int, source: str, rate: float, detect_fps: float | None = None) -> None:
-        """Input `input` began (`rate`: its frame rate; `detect_fps`: its own rate of inference, if any)."""
+    def begin(self, input: InputInfo) -> None:
+        """An input began: its own tracker, at the rate its frames are inferred."""
         c = self.config
-        camera = self.cameras[input] if input < len(self.cameras) else f"input-{input}"
-        fps = detect_fps or c.detect_fps
-        inferred = min(fps, rate) if fps and rate else (fps or rate)
-        events = ObjectEvents(self.names, source=source, camera=camera, node=self.node, min_hits=c.min_hits,
-                              max_lost=c.max_lost, update_interval=c.update_interval)
-        self._open[input] = (Tracker(inferred, c.max_lost), events, rate)
+        events = ObjectEvents(self.names, source=input.source, camera=input.camera, node=self.node,
+                              min_hits=c.min_hits, max_lost=c.max_lost, update_interval=c.update_interval)
+        self._open[input.index] = (Tracker(input.inferred_rate, c.max_lost), events, input.rate)
 
-    def frame(self, input: int, frame: PreparedFrame, detections: Detections | None) -> \
+    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
             tuple[Detections, list[ObjectEvent]]:
         """This frame's boxes with their ids (-1: an object not confirmed yet, see `min_hits`), and the
         events they make. `detections` None: the frame was not inferred; its boxes are where the tracks
@@ -98,6 +100,12 @@ class InputTracks:
             total[0] += count
             total[1] += dwell
         return out
+
+    def report(self) -> InputTracks:
+        return self
+
+    def reset(self) -> None:
+        """(Objects are counted over the whole run, warm-up included: nothing to start afresh.)"""
 
     def summary(self) -> dict:
         """Objects per label (those that had a `new`) and their mean dwell (seconds from first to last

@@ -25,6 +25,7 @@ from zerocopy.infer.queue import RequestQueue
 from zerocopy.roi.crops import Crop, central_crop, crop_for
 from zerocopy.roi.decoders import RoiDecoder, RoiResult, make_roi_decoder
 from zerocopy.roi.feeds import Fed, RoiFeed
+from zerocopy.stages.base import Activation, StageBase
 from zerocopy.stats import Distribution
 
 ROI_NIREQ = 4  # regions in flight at once per region model
@@ -82,8 +83,9 @@ class RegionRunner:
     def name(self) -> str:
         return self.wrapped.spec.name
 
-    def activate(self, device: str, context: Any, ov_config: dict[str, Any], feed: RoiFeed,
-                 models: CompiledModels | None = None) -> None:
+    def start(self, device: str, context: Any, ov_config: dict[str, Any], feed: RoiFeed,
+              models: CompiledModels | None = None) -> None:
+        """Compiled on `device` (and the VA `context`), fed by the path's `feed`, with its request queue."""
         self.wrapped.compile(device, context, ov_config, models=models)
         self.feed = feed
         self._queue = RequestQueue(self.wrapped.compiled, ROI_NIREQ, self._done)
@@ -99,7 +101,7 @@ class RegionRunner:
 
     def run(self, fed: Sequence[Fed]) -> list[dict[str, np.ndarray]]:
         """Every region in flight at once (up to the queue's requests); each one's outputs, in order."""
-        assert self._queue is not None, "activate first"
+        assert self._queue is not None, "start first"
         self._outputs = {}
         held = []
         try:
@@ -119,12 +121,12 @@ class RegionRunner:
             # other requests are done)
             self._queue.close()
             self._queue = RequestQueue(self.wrapped.compiled, ROI_NIREQ, self._done)
-            raise InferenceError(f"{self.name} failed on a region: {openvino_reason(e)}") from None
+            raise InferenceError(f"{self.wrapped.spec.name} failed on a region: {openvino_reason(e)}") from None
         return [self._outputs[i] for i in range(len(fed))]
 
     def cut_and_run(self, source: Any, crops: Sequence[Crop], times: RoiTimes) -> tuple[list[Fed], list[dict]]:
         """`crops` of `source` cut by the path's feed and run; each region's share of the times into `times`."""
-        assert self.feed is not None, "activate first"
+        assert self.feed is not None, "start first"
         t0, c0 = time.perf_counter(), time.thread_time()
         fed = self.feed(source, crops)
         t1, c1 = time.perf_counter(), time.thread_time()
@@ -161,19 +163,45 @@ class RegionModel(RegionRunner):
         return self.decode(fed, self.run(fed))
 
 
-class RoiStage:
-    """Every region model of a run, applied to one frame's detections at a time."""
+class CroppingStage(StageBase):
+    """A `Stage` that cuts regions of the decoded frame and runs a model on them (`apply`), timing itself
+    (`times`, its report): region models and tiles."""
+
+    crops = True
+    own_times = True
+    times: RoiTimes
+
+    def apply(self, frame: PreparedFrame, dets: Detections) -> Detections:
+        raise NotImplementedError
+
+    def report(self) -> RoiTimes:
+        return self.times
+
+    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
+            tuple[Detections | None, list]:
+        return (self.apply(frame, detections) if detections is not None else None), []
+
+
+class RoiStage(CroppingStage):
+    """Every region model of a run (`--classify`), applied to one frame's detections at a time."""
+
+    name = "rois"
+    title = "region models"
 
     def __init__(self, models: Sequence[RegionModel], min_presence: float | None = None):
         self.models, self.min_presence = list(models), min_presence
         self.times = RoiTimes()
+
+    def activate(self, at: Activation) -> None:
+        for model in self.models:
+            model.start(at.device, at.context, at.ov_config, at.feed(model.wrapped), at.models)
 
     @property
     def masks(self) -> bool:
         """Whether a model of the stage draws masks (`segmentation`): each frame then gets one."""
         return any(m.decoder.masks for m in self.models)
 
-    def __call__(self, frame: PreparedFrame, dets: Detections) -> Detections:
+    def apply(self, frame: PreparedFrame, dets: Detections) -> Detections:
         """The boxes with what the region models said of them; a mask model's patches are composed (the
         highest value where they overlap) into `frame.output`, a frame-sized map (zero where no box is)."""
         if self.masks:

@@ -29,7 +29,8 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
 from zerocopy.postprocess.nms import nms
 from zerocopy.roi.crops import Crop, RoiPlacement
-from zerocopy.roi.stage import RegionRunner, RoiTimes
+from zerocopy.roi.stage import CroppingStage, RegionRunner, RoiTimes
+from zerocopy.stages.base import Activation
 
 OVERLAP = 0.2  # neighbouring tiles share at least this share of their side
 EDGE = 0.02  # a box edge this close (share of the tile side) to a tile's inner edge: cut off by the tile
@@ -151,21 +152,28 @@ def merge(passes: list[tuple[Detections, np.ndarray]], iou: float, margin: float
     return Detections(xyxy[keep], scores[keep], labels[keep])
 
 
-class Tiler(RegionRunner):
+class Tiler(RegionRunner, CroppingStage):
     """The detector on `rows` rows of tiles of each inferred frame (`wrapped`: the run's detector, wrapped
-    for the path's region input, with the run's threshold and classes)."""
+    for the path's region input, with the run's threshold and classes): a stage, tried on the first frame's
+    own boxes during the path's trial."""
+
+    name = "tiles"
+    title = "tiles"
 
     def __init__(self, wrapped: WrappedModel, rows: int):
         super().__init__(wrapped)
         self.rows = rows
         self.times = RoiTimes()
 
-    def __call__(self, frame: PreparedFrame, dets: Detections) -> Detections:
+    def activate(self, at: Activation) -> None:
+        self.start(at.device, at.context, at.ov_config, at.feed(self.wrapped), at.models)
+
+    def apply(self, frame: PreparedFrame, dets: Detections) -> Detections:
         """The whole frame's boxes (`dets`) merged with the tiles'."""
         crops = tile_crops(frame.width, frame.height, self.rows)
         if not crops or frame.source is None:
             return dets
-        assert self.wrapped.postprocessor is not None, "activate first"
+        assert self.wrapped.postprocessor is not None, "start first"
         t0 = time.perf_counter()
         fed, outputs = self.cut_and_run(frame.source, crops, self.times)
         post = self.wrapped.postprocessor

@@ -61,7 +61,9 @@ def anonymised_picture(picture: av.VideoFrame, detections: Detections, style: st
     if not len(detections):
         return picture
     hidden = av.VideoFrame.from_image(anonymise(picture.to_image(), detections, None, style))
-    hidden.pts, hidden.time_base = picture.pts, picture.time_base
+    hidden.pts = picture.pts
+    if picture.time_base is not None:  # (a frame made from pixels has none)
+        hidden.time_base = picture.time_base
     return hidden
 
 

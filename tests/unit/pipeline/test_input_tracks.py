@@ -9,6 +9,7 @@ from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.pipeline.tracking import InputTracks
+from zerocopy.stages import InputInfo
 
 RATE = 10.0
 
@@ -23,15 +24,15 @@ def frame(index: int, pts: float, arrived: float | None = None) -> PreparedFrame
 
 
 def tracks(**settings) -> InputTracks:
-    t = InputTracks(RunConfig.make({"track": True, **settings}), ("face",), ["cam"])
-    t.begin(0, "rtsp://cam", RATE)
+    t = InputTracks(RunConfig.make({"track": True, **settings}), ("face",))
+    t.begin(InputInfo(index=0, source="rtsp://cam", camera="cam", rate=RATE))
     return t
 
 
 def test_new_counts_the_first_sighting_and_starts_there():
     t = tracks(min_hits=2)
-    t.frame(0, frame(0, 0.0), Detections.empty())
-    out = [e for i in range(1, 4) for e in t.frame(0, frame(i, i / RATE), face())[1]]
+    t(frame(0, 0.0), Detections.empty(), 0)
+    out = [e for i in range(1, 4) for e in t(frame(i, i / RATE), face(), 0)[1]]
     (new,) = out
     assert new.type == "new" and new.first_pts == 0.1 and new.last_pts == 0.2 and new.frames == 2
 
@@ -41,7 +42,7 @@ def test_timestamps_going_back_end_the_objects_and_start_again():
     events = []
     for loop in range(3):  # a 2 s clip served in a loop: its timestamps start again at 0 each time
         for i in range(20):
-            events += t.frame(0, frame(loop * 20 + i, i / RATE), face(100 + 5 * i))[1]
+            events += t(frame(loop * 20 + i, i / RATE), face(100 + 5 * i), 0)[1]
     events += t.end(0)
     kinds = [e.type for e in events]
     assert kinds == ["new", "end"] * 3, kinds
@@ -54,16 +55,16 @@ def test_a_live_input_silent_longer_than_max_lost_ends_its_objects():
     now = time.perf_counter()
     events = []
     for i in range(10):  # 1 s of frames, then 3 s of nothing (an outage), timestamps carried on after it
-        events += t.frame(0, frame(i, i / RATE, arrived=now - 4.0 + i / RATE), face())[1]
-    events += t.frame(0, frame(10, 1.0, arrived=now), face())[1]
+        events += t(frame(i, i / RATE, arrived=now - 4.0 + i / RATE), face(), 0)[1]
+    events += t(frame(10, 1.0, arrived=now), face(), 0)[1]
     assert [e.type for e in events] == ["new", "end"]
-    events += t.frame(0, frame(11, 1.1, arrived=now + 0.1), face())[1]
+    events += t(frame(11, 1.1, arrived=now + 0.1), face(), 0)[1]
     assert [e.type for e in events] == ["new", "end", "new"] and events[2].id != events[0].id
 
 
 def test_a_file_read_fast_or_slow_makes_the_same_events():
     t = tracks(min_hits=2)
-    events = [e for i in range(30) for e in t.frame(0, frame(i, i / RATE), face())[1]] + t.end(0)
+    events = [e for i in range(30) for e in t(frame(i, i / RATE), face(), 0)[1]] + t.end(0)
     assert [e.type for e in events] == ["new", "end"]
 
 
@@ -72,9 +73,9 @@ def test_ends_come_at_the_last_frame_before_a_jump_and_before_the_input_ended():
     now = time.perf_counter()
     events = []
     for i in range(10):  # 1 s of frames, then the timestamps jump 4 s ahead (with no outage in Unix time)
-        events += t.frame(0, frame(i, i / RATE, arrived=now - 2.0 + i / RATE), face())[1]
+        events += t(frame(i, i / RATE, arrived=now - 2.0 + i / RATE), face(), 0)[1]
     for i in range(10):
-        events += t.frame(0, frame(10 + i, 5.0 + i / RATE, arrived=now - 1.0 + i / RATE), face())[1]
+        events += t(frame(10 + i, 5.0 + i / RATE, arrived=now - 1.0 + i / RATE), face(), 0)[1]
     events += t.end(0)
     assert [e.type for e in events] == ["new", "end", "new", "end"]
     wall0 = events[0].frame_time - 0.1  # the first `new` came at the second frame

@@ -43,7 +43,7 @@ def region_model(tmp_path, core, kind, feed_class, keep=None, max_rois=8):
     ov.save_model(colour_model(kind), path)
     spec = ModelSpec(path, kind, (), kind, "stretch", "BGR", 0.0, 1.0, task="classify")
     model = RegionModel(WrappedModel(core, spec, "bgr"), kind, keep, max_rois, 1.0, False)
-    model.activate("CPU", None, {}, feed_class(model.wrapped))
+    model.start("CPU", None, {}, feed_class(model.wrapped))
     return model
 
 
@@ -71,7 +71,7 @@ def sources():
 @pytest.mark.parametrize("feed", [PlanesRoiFeed, BgrRoiFeed])
 def test_each_box_gets_what_the_model_says_of_its_own_region(feed, sources, tmp_path, core):
     stage = RoiStage([region_model(tmp_path, core, "classifier", feed)])
-    out = stage(prepared(sources[feed]), BOXES)
+    out = stage.apply(prepared(sources[feed]), BOXES)
     names = [[a.name for a in attrs] for attrs in out.attributes]
     assert names == [["2"], ["0"]]  # red is channel 2 in BGR, blue channel 0
     assert all(a.model == "classifier" and a.score > 0.9 for attrs in out.attributes for a in attrs)
@@ -83,29 +83,29 @@ def test_each_box_gets_what_the_model_says_of_its_own_region(feed, sources, tmp_
 def test_keypoints_land_in_the_region_and_min_presence_drops_what_the_model_rejects(feed, sources, tmp_path,
                                                                                     core):
     model = region_model(tmp_path, core, "face-landmarks", feed)
-    out = RoiStage([model])(prepared(sources[feed]), BOXES)
+    out = RoiStage([model]).apply(prepared(sources[feed]), BOXES)
     red_centre = ((RED[0] + RED[2]) / 2, (RED[1] + RED[3]) / 2)
     assert out.keypoints[0].shape == (468, 2)
     np.testing.assert_allclose(out.keypoints[0][0], red_centre, atol=2.0)  # the region's centre, in the frame
     presence = [attrs[0].score for attrs in out.attributes]
     assert presence[0] > 0.99 and presence[1] < 0.01
-    kept = RoiStage([model], min_presence=0.5)(prepared(sources[feed]), BOXES)
+    kept = RoiStage([model], min_presence=0.5).apply(prepared(sources[feed]), BOXES)
     assert len(kept) == 1 and kept.labels.tolist() == [0] and kept.keypoints[0] is not None
 
 
 def test_only_the_chosen_labels_and_at_most_max_rois_boxes_the_largest_first(sources, tmp_path, core):
     frame = sources[PlanesRoiFeed]
     only_blue = RoiStage([region_model(tmp_path, core, "classifier", PlanesRoiFeed, keep=(1,))])
-    out = only_blue(prepared(frame), BOXES)
+    out = only_blue.apply(prepared(frame), BOXES)
     assert out.attributes[0] == () and [a.name for a in out.attributes[1]] == ["0"]
     one = RoiStage([region_model(tmp_path, core, "classifier", PlanesRoiFeed, max_rois=1)])
-    out = one(prepared(frame), BOXES)
+    out = one.apply(prepared(frame), BOXES)
     assert [a.name for a in out.attributes[0]] == ["2"] and out.attributes[1] == ()  # red is the larger
 
 
 def test_a_frame_without_boxes_or_without_its_source_is_left_alone(sources, tmp_path, core):
     stage = RoiStage([region_model(tmp_path, core, "classifier", PlanesRoiFeed)])
     empty = Detections.empty()
-    assert stage(prepared(sources[PlanesRoiFeed]), empty) is empty
-    assert stage(prepared(None), BOXES) is BOXES
+    assert stage.apply(prepared(sources[PlanesRoiFeed]), empty) is empty
+    assert stage.apply(prepared(None), BOXES) is BOXES
     assert stage.times.regions == 0

@@ -1,0 +1,39 @@
+"""The stages after inference of one pipeline, in their order: what a run's settings ask for, each made for the
+path (its region input) that is being tried."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import openvino as ov
+
+from zerocopy.config import RunConfig
+from zerocopy.infer.model import ModelSpec
+from zerocopy.postprocess import LabelChoice
+from zerocopy.roi.setup import ResolvedTask, make_stage, make_tiler
+from zerocopy.stages.base import Stage
+from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
+
+
+def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_input_kind: str,
+                    memory_type: str | None, tasks: Sequence[ResolvedTask], labels: LabelChoice,
+                    keep_labels: tuple[int, ...] | None) -> list[Stage]:
+    """Tiles (`tiles`), an input's own classes, region models (`classify`), anonymising (`anonymise`), the classes
+    reported, tracking (`track`): the order matters (region models run on the boxes kept, pictures are hidden
+    before any output sees them, what is reported is tracked)."""
+    stages: list[Stage] = []
+    tiler = make_tiler(core, detector, config, roi_input_kind, memory_type, keep_labels)
+    if tiler is not None:
+        stages.append(tiler)
+    stages.append(DetectedClasses(labels))
+    rois = make_stage(core, list(tasks), config, roi_input_kind, memory_type)
+    if rois is not None:
+        stages.append(rois)
+    if labels.hidden:
+        stages.append(Anonymise(labels, config.anonymise_style))
+    stages.append(ShownClasses(labels))
+    if config.track:
+        from zerocopy.pipeline.tracking import InputTracks  # (supervision's tracker: an extra)
+
+        stages.append(InputTracks(config, detector.labels or None))
+    return stages

@@ -1,0 +1,71 @@
+"""The stages of the labels rule (`postprocess.LabelChoice`): an input's own classes narrowing what is detected,
+the hidden labels blurred in every picture, and what is reported narrowed to the classes shown."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from zerocopy.detections import Detections
+from zerocopy.frames import PreparedFrame
+from zerocopy.postprocess import LabelChoice
+from zerocopy.sinks.draw import anonymised_picture
+from zerocopy.stages.base import InputInfo, StageBase
+
+
+class _PerInput(StageBase):
+    """Each input's own classes (label indices), from its `InputInfo`."""
+
+    def __init__(self, labels: LabelChoice):
+        self.labels = labels
+        self.own: dict[int, tuple[int, ...]] = {}
+
+    def begin(self, input: InputInfo) -> None:
+        if input.classes is not None:
+            self.own[input.index] = input.classes
+        else:
+            self.own.pop(input.index, None)
+
+
+class DetectedClasses(_PerInput):
+    """An input with classes of its own keeps those, and the labels detected to be hidden or cropped (the run's
+    classes were applied by the output decoding already), before region models run on the boxes."""
+
+    name = "detected-classes"
+
+    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
+            tuple[Detections | None, list]:
+        own = self.own.get(input)
+        if own is None or detections is None or not len(detections):
+            return detections, []
+        return detections[np.isin(detections.labels, self.labels.detected(own))], []
+
+
+class Anonymise(StageBase):
+    """The boxes of the hidden labels (`anonymise`) blurred or filled in the frame's picture, before any output
+    sees it."""
+
+    name = "anonymise"
+
+    def __init__(self, labels: LabelChoice, style: str):
+        self.hidden, self.style = np.asarray(labels.hidden, np.int32), style
+
+    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
+            tuple[Detections | None, list]:
+        if detections is not None and frame.picture is not None:
+            frame.picture = anonymised_picture(frame.picture, detections[np.isin(detections.labels, self.hidden)],
+                                               self.style)
+        return detections, []
+
+
+class ShownClasses(_PerInput):
+    """What is reported: the input's own classes, else the run's; never the labels detected only to be hidden or
+    cropped."""
+
+    name = "classes"
+
+    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
+            tuple[Detections | None, list]:
+        shown = self.own.get(input, self.labels.shown)
+        if shown is None or detections is None or not len(detections):
+            return detections, []
+        return detections[np.isin(detections.labels, shown)], []
