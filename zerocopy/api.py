@@ -23,18 +23,16 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from zerocopy.config import AUTO_ORDER, InputSettings, RunConfig, input_settings
+from zerocopy.config import InputSettings, RunConfig, input_settings
 from zerocopy.errors import ConfigError, ModelError, PathUnavailable
 from zerocopy.infer.compiled import CompiledModels
-from zerocopy.paths import Front, front_for
+from zerocopy.paths import Front, candidates, devices_to_try
 from zerocopy.pipeline.parallel import Reopen
-from zerocopy.postprocess import LabelChoice, label_indices
-from zerocopy.postprocess.maps import MAP_KINDS
+from zerocopy.plan import RunPlan, plan_detection
+from zerocopy.postprocess import label_indices
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
 from zerocopy.results import FrameResult
-from zerocopy.roi.setup import resolve_tasks
 from zerocopy.run_args import Source, check_cameras, check_run_options, source_list
-from zerocopy.stages.assemble import after_inference
 
 OnRefusal = Callable[[str, str, list[str]], None]
 
@@ -74,7 +72,8 @@ class Detector:
         self._core = self._models.core
         if asked.device.lower() != "auto":  # every path runs on it: one line now, not a refusal per path
             pick_device(self._core, asked.device)
-        self._resolve(asked, log)
+        self.plan = self._plan(asked, log)
+        self.spec, self.config = self.plan.spec, self.plan.config
         self.path: str | None = None
         self.refused: dict[str, str] = {}
         self.choice: PathChoice | None = None
@@ -84,21 +83,10 @@ class Detector:
         self._runs: weakref.WeakSet = weakref.WeakSet()
         self._closed = False
 
-    def _resolve(self, asked: RunConfig, log: Callable[[str], None] | None) -> None:
-        """The model (pulled), the configuration resolved for it, the `classes` and `anonymise` as its label
-        indices (`LabelChoice`: a name it lacks is a ConfigError, here) and the `classify` region models (pulled,
-        checked)."""
-        from zerocopy.infer.model import resolve_spec
-
-        self.spec = resolve_spec(asked.model, asked.labels, asked.postprocess, asked.resize, core=self._core, log=log)
-        self.config = config = asked.resolve(spec=self.spec)
-        self._labels = LabelChoice(
-            label_indices(config.classes, self.spec.labels) if config.classes else None,
-            label_indices(config.anonymise, self.spec.labels, "anonymise") if config.anonymise else ())
-        self._keep_labels = self._labels.detected()  # what postprocessing keeps: the hidden labels too
-        self._regions = resolve_tasks(self.config, self.spec, self._core, log)
-        if self.config.tiles and self.spec.postprocess in MAP_KINDS:
-            raise ConfigError("tiles", f"{self.spec.name} maps whole frames: tiles apply to detectors")
+    def _plan(self, asked: RunConfig, log: Callable[[str], None] | None) -> RunPlan:
+        """The run's plan (`plan.plan_detection`): the model pulled, the settings resolved, the labels, the region
+        models; a bad setting or model raises here."""
+        return plan_detection(asked, self._core, log)
 
     @property
     def names(self) -> tuple[str, ...] | None:
@@ -129,23 +117,16 @@ class Detector:
 
     def _results(self, events, on_error: str, parallel: bool, on_event=None) -> Iterator[FrameResult]:
         from zerocopy.errors import InputError
-        from zerocopy.pipeline import FrameDone, InputEnd
+        from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
 
         names, failed = self.names, None
         try:
             for event in events:
+                for e in event.events if on_event is not None and not isinstance(event, InputBegin) else ():
+                    on_event(e)  # (an input's end carries the end of every object still open in it)
                 if isinstance(event, FrameDone):
-                    f = event.frame
-                    keep = self.keep_images and f.picture is not None
-                    image = f.picture.to_ndarray(format="rgb24") if keep else None
-                    for e in event.events if on_event is not None else ():
-                        on_event(e)
-                    yield FrameResult(event.source, f.index, f.pts, f.width, f.height, event.detections, names, image,
-                                      event.input, event.output, event.events, f.inferred)
+                    yield FrameResult.of(event, names, self.keep_images)
                     continue
-                if isinstance(event, InputEnd) and event.events:  # every object still open ends with its input
-                    for e in event.events if on_event is not None else ():
-                        on_event(e)
                 if isinstance(event, InputEnd) and event.outcome.error and on_error == "raise":
                     if not parallel:
                         raise InputError(event.outcome.error)
@@ -180,26 +161,6 @@ class Detector:
             events.close()
             self._stop.clear()  # the stop was this run's
 
-    def _candidates(self) -> list[Front]:
-        """The fronts to try, best first (`auto`), or the one named by `path`."""
-        wanted = self.config.path
-        if self._fronts is not None:
-            if wanted == "auto":
-                return list(self._fronts)
-            named = [f for f in self._fronts if f.name == wanted]
-            return named or [front_for(wanted)]
-        return [front_for(name) for name in (AUTO_ORDER if wanted == "auto" else (wanted,))]
-
-    def _devices(self, front: Front) -> list[str]:
-        """Where a path may infer, best first: with `auto`, a GPU that fails is followed by the CPU."""
-        from zerocopy.infer.model import pick_device
-
-        if self.config.device.lower() != "auto":
-            return [pick_device(self._core, self.config.device, front.devices)]
-        first = pick_device(self._core, "auto", front.devices)
-        rest = [d for d in front.devices if d != first.split(".")[0]]
-        return [first] + [d for d in rest if _offered(self._core, d)]
-
     def _per_input(self, per_input: Sequence[dict] | None, inputs: list[str]) -> list[InputSettings]:
         """Each input's own settings, checked (with the run's: `anonymise` needs every frame inferred; its classes
         among the model's labels)."""
@@ -219,7 +180,6 @@ class Detector:
     def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False,
                 cameras: list[str] | None = None, per_input: list[InputSettings] | None = None,
                 reopen: Reopen | None = None):
-        from zerocopy.infer.model import WrappedModel
         from zerocopy.pipeline import Pipeline
         from zerocopy.probe import gather
 
@@ -227,27 +187,23 @@ class Detector:
         at_once = len(inputs) if parallel else 1
         facts = functools.cache(lambda: gather(self._core.available_devices, check_bridge=True))
         refused: dict[str, list[str]] = {}
-        for front in self._candidates():
+        for front in candidates(self.config.path, self._fronts):
             name = front.name
             static = front.refusals(facts, self.config)
             if static:
                 refused[name] = list(static)
                 continue
             try:
-                devices = self._devices(front)
+                devices = devices_to_try(self._core, self.config.device, front)
             except ModelError as e:  # e.g. zero-copy needs a GPU OpenVINO does not see
                 if self.config.path != "auto":
                     raise
                 refused.setdefault(name, []).append(Reason(Code.NO_DEVICE, str(e)))
                 continue
             for device in devices:
-                config = self.config.replace(path=name).resolve(device=device, inputs=at_once)
-                model = WrappedModel(self._core, self.spec, front.input_kind, config.batch, front.memory_type,
-                                     threshold=config.threshold, keep_labels=self._keep_labels)
-                stages = after_inference(self._core, self.spec, config, front.roi_input_kind, front.memory_type,
-                                         self._regions, self._labels, self._keep_labels)
-                pipeline = Pipeline(model, front, config, inputs=at_once, keep_images=keep_images,
-                                    stop_event=self._stop, stages=stages, models=self._models)
+                made = self.plan.for_path(self._core, front, device, at_once)
+                pipeline = Pipeline(made.model, front, made.config, inputs=at_once, keep_images=keep_images,
+                                    stop_event=self._stop, stages=made.stages, models=self._models)
                 self._pipeline = pipeline
                 events = pipeline.events(inputs, max_frames, cameras, per_input, reopen)
                 held = []
@@ -329,16 +285,6 @@ class Detector:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _offered(core, device: str) -> bool:
-    from zerocopy.infer.model import pick_device
-
-    try:
-        pick_device(core, device)
-        return True
-    except ModelError:
-        return False
 
 
 def detect(sources: Source | Iterable[Source], *, max_frames: int | None = None,

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from zerocopy.detections import Detections
 
+if TYPE_CHECKING:
+    from zerocopy.pipeline.events import FrameDone
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class FrameResult:
     """One decoded frame's detections.
 
@@ -38,3 +42,12 @@ class FrameResult:
     output: np.ndarray | None = None
     events: tuple = ()
     inferred: bool = True
+
+    @classmethod
+    def of(cls, done: FrameDone, names: tuple[str, ...] | None, keep_image: bool = False) -> FrameResult:
+        """The result of a pipeline's `FrameDone` (its picture as an RGB array with `keep_image`)."""
+        f = done.frame
+        image = f.picture.to_ndarray(format="rgb24") if keep_image and f.picture is not None else None
+        return cls(source=done.source, index=f.index, pts=f.pts, width=f.width, height=f.height,
+                   detections=done.detections, names=names, image=image, input=done.input, output=done.output,
+                   events=done.events, inferred=f.inferred)

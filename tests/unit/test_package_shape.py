@@ -1,5 +1,5 @@
-"""The package's shape: no import cycles among its modules, no module too long to read, no probing of
-stage objects for attributes they may lack."""
+"""The package's shape: no import cycles among its modules (not even for the type checker), no module, class or
+function too long to read, no probing of stage objects for attributes they may lack."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import zerocopy
 
 ROOT = Path(zerocopy.__file__).parent
 MAX_LINES = 350  # a module past this is doing more than one job
+MAX_FUNCTION_LINES = 80  # a function past this is several steps without names
+MAX_CLASS_LINES = 250  # a class past this holds more than one thing
 # The glue between the stages calls the contracts (paths/base.py, decode/base.py), never probes them.
-GLUE = ("api.py", "pipeline", "paths", "sinks/drive.py", "cli/detect.py")
+GLUE = ("api.py", "pipeline", "paths", "stages", "sinks/drive.py", "cli/detect.py", "cli/runtime.py")
 
 
 def _module_name(path: Path) -> str:
@@ -27,9 +29,10 @@ def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
-def import_graph() -> dict[str, set[str]]:
+def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     """Module → the zerocopy modules it imports anywhere in it (in functions too: a cycle through a
-    lazy import is still a cycle in the design), except imports made for type checkers only."""
+    lazy import is still a cycle in the design); with `type_checking`, the imports made for type checkers
+    only too."""
     modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
@@ -38,7 +41,7 @@ def import_graph() -> dict[str, set[str]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
         for node in ast.walk(tree):
-            if _type_checking_only(node, parents):
+            if not type_checking and _type_checking_only(node, parents):
                 continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -96,6 +99,13 @@ def test_no_module_imports_itself_back_through_others():
     assert cycles(graph) == []
 
 
+def test_not_even_the_type_checker_sees_a_cycle():
+    """A cycle through imports made for type checkers only is still two modules that need each other."""
+    graph = import_graph(type_checking=True)
+    assert "zerocopy.infer.model" in graph["zerocopy.plan"]
+    assert cycles(graph) == []
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
@@ -104,6 +114,17 @@ def test_no_module_is_too_long_to_read():
     long = {str(p.relative_to(ROOT)): n for p in ROOT.rglob("*.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def test_no_function_or_class_is_too_long_to_read():
+    long = []
+    for p in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            limit = (MAX_CLASS_LINES if isinstance(node, ast.ClassDef) else
+                     MAX_FUNCTION_LINES if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None)
+            if limit is not None and (n := node.end_lineno - node.lineno + 1) > limit:
+                long.append(f"{p.relative_to(ROOT)}: {node.name} {n} lines")
+    assert long == []
 
 
 def test_the_glue_calls_the_stage_contracts_instead_of_probing():

@@ -160,7 +160,7 @@ def entry() -> None:
     """The `zerocopy` command.
 
     A Ctrl-C or SIGTERM before or during a run stops it (during one, the run finishes the frames in
-    flight, see `cli.detect.stop_on_signals`); SIGTERM's exit code is 143, Ctrl-C's 130. Once `main` is
+    flight, see `cli.runtime.stop_on_signals`); SIGTERM's exit code is 143, Ctrl-C's 130. Once `main` is
     done every output is closed, so the process ends at once (`os._exit`) instead of going through the
     interpreter's shutdown, where OpenVINO's and FFmpeg's native threads are torn down under Python's
     feet: a second Ctrl-C arriving then printed "Exception ignored …", and could even abort the process.

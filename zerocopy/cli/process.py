@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from zerocopy.cli.detect import (
+from zerocopy.cli.progress import progress_factory
+from zerocopy.cli.runtime import (
     DetectRun,
     Outputs,
     claim_outputs,
@@ -17,7 +18,6 @@ from zerocopy.cli.detect import (
     refusal_teller,
     stop_on_signals,
 )
-from zerocopy.cli.progress import progress_factory
 from zerocopy.errors import ConfigError, ZeroCopyError
 from zerocopy.sources import expand_inputs
 

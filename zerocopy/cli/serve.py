@@ -32,8 +32,8 @@ def _serve(config, say: Callable[[str], None]) -> int:
     """Run the checked `config` until SIGTERM or Ctrl-C; the exit code."""
     import signal
 
-    from zerocopy.cli.detect import open_publisher, stop_on_signals
     from zerocopy.cli.options import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+    from zerocopy.cli.runtime import open_publisher, stop_on_signals
     from zerocopy.serve.engine import Engine
     from zerocopy.serve.http import StatusServer
 

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import openvino as ov
 
 from zerocopy.decode.vaapi import VASession
-
-if TYPE_CHECKING:
-    from zerocopy.infer.model import WrappedModel
 
 
 class CompiledModels:
@@ -29,28 +26,40 @@ class CompiledModels:
         self.compiles: Counter[str] = Counter()  # compilations made, by model name (serve's /metrics)
         self._compiled: dict[tuple, tuple[ov.CompiledModel, Any]] = {}
         self._va: dict[tuple[str, str | None], VASession] = {}
+        self._compiling: dict[tuple, threading.Lock] = {}  # a lock per key being compiled
         self._lock = threading.Lock()
         self.closed = False
 
-    def compile(self, wrapped: WrappedModel, device: str, context: Any,
+    def compile(self, graph: ov.Model, name: str, identity: tuple, device: str, context: Any,
                 properties: dict[str, Any]) -> ov.CompiledModel:
-        """`wrapped`'s graph compiled for `device`, or for the remote `context` on it, with `properties`; compiled
-        only the first time (two wrappings of one model file made alike are one graph). Raises what
-        `core.compile_model` raises."""
-        spec = wrapped.spec
-        key = (str(spec.path), spec.colour, spec.mean, spec.scale, wrapped.input_kind, wrapped.batch,
-               wrapped.memory_type, device, id(context) if context is not None else None,
-               tuple(sorted(properties.items())))
+        """`graph` (the model `name`, wrapped as `identity` says: `WrappedModel.identity`) compiled for `device`,
+        or for the remote `context` on it, with `properties`; compiled only the first time (two wrappings of one
+        model file made alike are one graph). Raises what `core.compile_model` raises."""
+        key = (*identity, device, id(context) if context is not None else None, tuple(sorted(properties.items())))
         with self._lock:
-            if self.closed:
-                raise RuntimeError("the compiled models were closed")
-            found = self._compiled.get(key)
-            if found is None:
-                compiled = self.core.compile_model(wrapped.model, context if context is not None else device,
-                                                   properties)
-                found = self._compiled[key] = (compiled, context)  # the context lives as long as its model
-                self.compiles[spec.name] += 1
-            return found[0]
+            found = self._found(key)
+            if found is not None:
+                return found
+            compiling = self._compiling.setdefault(key, threading.Lock())
+        with compiling:  # one compile per key; other keys (serve's other groups) compile meanwhile
+            with self._lock:
+                found = self._found(key)
+            if found is not None:
+                return found
+            compiled = self.core.compile_model(graph, context if context is not None else device, properties)
+            with self._lock:
+                found = self._found(key)  # (closed meanwhile: raises; the compiled model is dropped)
+                self._compiled[key] = (compiled, context)  # the context lives as long as its model
+                self._compiling.pop(key, None)
+                self.compiles[name] += 1
+            return compiled
+
+    def _found(self, key: tuple) -> ov.CompiledModel | None:
+        """(Under the lock.) The model compiled for `key`, if it is; raises once closed."""
+        if self.closed:
+            raise RuntimeError("the compiled models were closed")
+        found = self._compiled.get(key)
+        return found[0] if found is not None else None
 
     def va_session(self, path: str, requested: str | None) -> VASession:
         """The VA device `path` decodes on for `requested` (a render node, or None: the first one), kept until

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Literal
 import openvino as ov
 from openvino.preprocess import ColorFormat, PrePostProcessor
 
-from zerocopy.budget import inference_threads
 from zerocopy.catalog import CATALOG, CatalogEntry
 from zerocopy.errors import ConfigError, ModelChoiceError, ModelError, openvino_reason
+from zerocopy.infer.properties import default_config
 from zerocopy.postprocess import Postprocessor, guess_postprocess, make_postprocessor
 
 if TYPE_CHECKING:
@@ -258,13 +258,21 @@ class WrappedModel:
         if self.memory_type:  # the BATCH wrapper copies inputs with data(), which remote tensors lack
             cfg["ALLOW_AUTO_BATCHING"] = "NO"
         try:
-            self.compiled = (models.compile(self, device, context, cfg) if models is not None else
+            self.compiled = (models.compile(self.model, self.spec.name, self.identity, device, context, cfg)
+                             if models is not None else
                              self.core.compile_model(self.model, context if context is not None else device, cfg))
         except (RuntimeError, TypeError) as e:
             raise ModelError(f"cannot compile {self.spec.name} for {device}: {openvino_reason(e)}") from None
         self.device, self.ov_config = device, cfg
         self._out_ports = {name: self.compiled.outputs[i] for i, name in enumerate(self.output_names)}
         return self
+
+    @property
+    def identity(self) -> tuple:
+        """What makes this wrapping's graph what it is: the model file, its colour, mean and scale, the input kind,
+        batch and memory type (two wrappings alike are one graph to compile)."""
+        spec = self.spec
+        return (str(spec.path), spec.colour, spec.mean, spec.scale, self.input_kind, self.batch, self.memory_type)
 
     def release(self) -> None:
         """Drop the compiled model (before the VA device its remote context uses goes away)."""
@@ -284,40 +292,6 @@ class WrappedModel:
     def outputs_of(self, request: ov.InferRequest) -> dict[str, Any]:
         """Copies of a finished request's outputs (the request's own buffers are reused)."""
         return {name: request.get_tensor(port).data.copy() for name, port in self._out_ports.items()}
-
-
-def default_config(device: str, inputs: int = 1, task: str = "detect") -> dict[str, Any]:
-    """THROUGHPUT everywhere, without OpenVINO's automatic batching; on the CPU, inference gets
-    `budget.inference_threads(inputs)`: half the cores for one input, every core for several, and
-    models whose outputs are read as values (`task` "process": maps; "classify": region models'
-    landmarks and scores) run in f32.
-
-    Why f32 there: on a CPU with AVX512_BF16 or AMX, OpenVINO's CPU plugin runs every model in bf16
-    unless told otherwise (2025.4, 2026.3 and 2026.4 alike). Measured on a 2-core AMD EPYC with AVX512_BF16
-    (OpenVINO 2026.4.1), bf16 against f32 on the person clip of tests/e2e/test_process.py: the
-    `person-mask` map differs by up to 0.997 (0.004 on average) and 3.8 % of its mask pixels flip
-    across 0.5; `text-map` by up to 0.22, 0.4 % of its text pixels flipped; the hand landmarks by up to
-    0.58 px. For detectors bf16 moves scores by ~1e-4 (docs/architecture.md), and costs 1.3-1.8x less time
-    (face 0.70 vs 0.92 ms, objects 7.9 vs 14.3 ms): they keep the CPU's default. `--ov-config
-    INFERENCE_PRECISION_HINT=bf16` (or f32) overrides either.
-
-    zerocopy batches itself (`--batch`). On a GPU, THROUGHPUT would otherwise let OpenVINO wrap the
-    model in its BATCH device: DetectionOutput models then go to HETERO:BATCH,GPU, which cannot
-    compile on a remote context; other models get a batch that the few requests in flight never
-    fill (each waits for the batch timeout); and a full batch copies its inputs with `data()`,
-    which remote tensors do not implement.
-
-    On the CPU, decoding and inference share the cores. Measured on 2 cores with BlazeFace over a
-    1080p H.264 clip, the whole pipeline took 2.0 ms of CPU per frame with one inference thread
-    against 3.3 ms with THROUGHPUT's two stream threads (which mostly wake and spin); FPS was level
-    within noise. Override with `--ov-config INFERENCE_NUM_THREADS=…` for big models.
-    """
-    cfg: dict[str, Any] = {"PERFORMANCE_HINT": "THROUGHPUT", "ALLOW_AUTO_BATCHING": "NO"}
-    if device.split(".")[0] == "CPU":
-        cfg["INFERENCE_NUM_THREADS"] = str(inference_threads(inputs))
-        if task != "detect":
-            cfg["INFERENCE_PRECISION_HINT"] = "f32"
-    return cfg
 
 
 def make_core(cache_dir: Path | None) -> ov.Core:

@@ -15,7 +15,13 @@ The contracts are in `base.py`; a new path is a `Front` (see docs/architecture.m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import openvino as ov
+
 from zerocopy.config import AUTO_ORDER, PATHS
+from zerocopy.errors import ModelError
+from zerocopy.infer.model import pick_device
 from zerocopy.paths.base import FrameStream, Front, OpenRequest, PreparedStream
 from zerocopy.paths.host import BaselineFront, SoftwareFront
 from zerocopy.paths.vaapi import VA_NIREQ, CopyFront, ZeroCopyFront
@@ -54,3 +60,31 @@ def front_for(name: str) -> Front:
 
 __all__ = ["AUTO_ORDER", "PATHS", "VA_NIREQ", "BaselineFront", "CopyFront", "FrameStream", "Front", "OpenRequest",
            "PreparedStream", "SoftwareFront", "ZeroCopyFront", "front_for"]
+
+
+def candidates(wanted: str, fronts: Sequence[Front] | None = None) -> list[Front]:
+    """The fronts to try, best first (`wanted` "auto"), or the one `wanted` names; `fronts` (`Detector(fronts=…)`)
+    replaces the built-in ones."""
+    if fronts is not None:
+        if wanted == "auto":
+            return list(fronts)
+        named = [f for f in fronts if f.name == wanted]
+        return named or [front_for(wanted)]
+    return [front_for(name) for name in (AUTO_ORDER if wanted == "auto" else (wanted,))]
+
+
+def devices_to_try(core: ov.Core, asked: str, front: Front) -> list[str]:
+    """Where a path may infer, best first: with `auto`, a GPU that fails is followed by the CPU (if OpenVINO
+    offers it)."""
+    if asked.lower() != "auto":
+        return [pick_device(core, asked, front.devices)]
+    first = pick_device(core, "auto", front.devices)
+    return [first] + [d for d in front.devices if d != first.split(".")[0] and _offered(core, d)]
+
+
+def _offered(core: ov.Core, device: str) -> bool:
+    try:
+        pick_device(core, device)
+        return True
+    except ModelError:
+        return False

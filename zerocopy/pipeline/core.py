@@ -42,6 +42,37 @@ FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request
 _BIND_ERRORS = (RuntimeError, TypeError, ValueError, LayoutError, ZeroCopyError)
 
 
+class OpenInputs:
+    """The streams open now, and the latest by its input's place in the run's list (feeders open and forget
+    theirs on threads of their own)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._open: set[FrameStream] = set()
+        self._by_input: dict[int, FrameStream] = {}
+
+    def add(self, input: int, stream: FrameStream) -> None:
+        with self._lock:
+            self._open.add(stream)
+            self._by_input[input] = stream
+
+    def forget(self, stream: FrameStream) -> None:
+        with self._lock:
+            self._open.discard(stream)
+            self._by_input = {i: s for i, s in self._by_input.items() if s is not stream}
+
+    def get(self, input: int) -> FrameStream | None:
+        with self._lock:
+            return self._by_input.get(input)
+
+    def interrupt(self) -> None:
+        """End every open stream's wait for data (or for a reconnection)."""
+        with self._lock:
+            streams = list(self._open)
+        for stream in streams:
+            stream.interrupt()
+
+
 class Pipeline:
     """Runs inputs through one path (`front`) on one device, with `config` (resolved for that device
     and the `inputs` decoded at once; its `nireq` is resolved once the model is compiled).
@@ -70,8 +101,7 @@ class Pipeline:
         self.config = config
         self.stop_event = stop_event or threading.Event()
         self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
-        self._streams: set[FrameStream] = set()  # open now: stop() interrupts their reading
-        self.open_inputs: dict[int, FrameStream] = {}  # the same, by the input's place in the run's list
+        self.open_inputs = OpenInputs()  # open now: stop() interrupts their reading
         self.stages = StageTimes()
         self.detections = 0
         self.scheduler: InferenceScheduler | None = None
@@ -88,7 +118,6 @@ class Pipeline:
         self.per_input: list[InputSettings] = []  # each input's own settings (`config.INPUT_SETTINGS`)
         self.cameras: list[str] = []  # each input's name in events
         self._feeders = False  # inputs are read by feeder threads (`parallel.py`)
-        self._streams_lock = threading.Lock()  # feeders open and forget their streams on threads of their own
 
     @property
     def device(self) -> str:
@@ -102,10 +131,7 @@ class Pipeline:
         """Stop reading; the frames in flight still come out. Safe from any thread or a signal handler."""
         self.stop_event.set()
         self.abandon.set()
-        with self._streams_lock:
-            streams = list(self._streams)
-        for stream in streams:  # a live source waiting for data or for a reconnection
-            stream.interrupt()
+        self.open_inputs.interrupt()  # a live source waiting for data or for a reconnection
 
     @property
     def refusable(self) -> bool:
@@ -127,9 +153,7 @@ class Pipeline:
         config = self._own(input).of_run(self.config)
         stream = self.front.open(source, OpenRequest(self.model, config, self.va, self.keep_images, unbound,
                                                      self.abandon, keep_source=self.after.crops))
-        with self._streams_lock:
-            self._streams.add(stream)
-            self.open_inputs[input] = stream
+        self.open_inputs.add(input, stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
         return stream
@@ -138,11 +162,7 @@ class Pipeline:
         return self.per_input[input] if input < len(self.per_input) else InputSettings()
 
     def forget(self, stream: FrameStream) -> None:
-        with self._streams_lock:
-            self._streams.discard(stream)
-            for input, open_stream in list(self.open_inputs.items()):
-                if open_stream is stream:
-                    del self.open_inputs[input]
+        self.open_inputs.forget(stream)
 
     def damage_now(self, input: int):
         """An open input's `DamageReport` as it stands (its drops and reconnections so far), else None."""

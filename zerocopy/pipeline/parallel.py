@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from zerocopy.decode.live import OpenAbandoned
 from zerocopy.errors import InferenceError, InputError
@@ -22,10 +21,8 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import Result
 from zerocopy.paths.base import FrameStream
 from zerocopy.pipeline.events import Event, InputEnd, InputOutcome
+from zerocopy.pipeline.loop import RunLoop
 from zerocopy.sources import redact, redact_text
-
-if TYPE_CHECKING:
-    from zerocopy.pipeline.core import Pipeline
 
 # what a feeder says: an opening began, a frame, the opening ended (on its own, with an error, refused by the
 # path), the feeder is gone (no opening will follow)
@@ -41,7 +38,7 @@ class Reopen:
     longest: float = 30.0
 
 
-def parallel_events(p: Pipeline, sources: list[str], max_frames: int | None,
+def parallel_events(p: RunLoop, sources: list[str], max_frames: int | None,
                     reopen: Reopen | None = None) -> Iterator[Event]:
     p.outcomes = [InputOutcome(redact(src)) for src in sources]  # shown: events, report, errors
     merged: queue.Queue = queue.Queue()
@@ -67,7 +64,7 @@ class _Merge:
     """Frames from every feeder into the one scheduler as they come; results back out in order. The
     first frame of any input is the path's trial (compile, bind, infer) before anything else goes in."""
 
-    def __init__(self, p: Pipeline, feeders: list[_Feeder], merged: queue.Queue):
+    def __init__(self, p: RunLoop, feeders: list[_Feeder], merged: queue.Queue):
         self.p, self.outcomes, self.merged = p, p.outcomes, merged
         self.feeders = {f.index: f for f in feeders}
         self.owner: dict[int, int] = {}  # id(frame) → input, while its request is in flight
@@ -224,7 +221,7 @@ class _Feeder:
     input and says so; with `reopen`, opens it again after a back-off, until a stop or `halt()`. The
     input's stream is driven and closed by this thread only."""
 
-    def __init__(self, index: int, source: str, p: Pipeline, merged: queue.Queue, max_frames: int | None,
+    def __init__(self, index: int, source: str, p: RunLoop, merged: queue.Queue, max_frames: int | None,
                  reopen: Reopen | None = None):
         self.index, self.source, self.p, self._merged, self._max = index, source, p, merged, max_frames
         self.reopen = reopen

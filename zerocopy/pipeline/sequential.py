@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from zerocopy.decode.live import OpenAbandoned
 from zerocopy.errors import InferenceError, InputError, PathUnavailable
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import InferenceScheduler
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputEnd, InputOutcome
+from zerocopy.pipeline.loop import RunLoop
 from zerocopy.sources import redact, redact_text
 
-if TYPE_CHECKING:
-    from zerocopy.pipeline.core import Pipeline
 
-
-def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -> Iterator[Event]:
+def sequential_events(p: RunLoop, sources: list[str], max_frames: int | None) -> Iterator[Event]:
     for index, source in enumerate(sources):
         if p.stop_event.is_set():
             break
@@ -42,7 +39,7 @@ def sequential_events(p: Pipeline, sources: list[str], max_frames: int | None) -
         yield InputEnd(outcome.source, outcome, begun, index, p.end_input(index))
 
 
-def _input_events(p: Pipeline, source: str, outcome: InputOutcome, max_frames: int | None,
+def _input_events(p: RunLoop, source: str, outcome: InputOutcome, max_frames: int | None,
                   index: int) -> Iterator[Event]:
     stream = p.open(source, index)
     scheduler: InferenceScheduler | None = None

@@ -22,13 +22,8 @@ from typing import Any
 from zerocopy.api import Detector
 from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
-from zerocopy.infer.model import ModelSpec, resolve_spec
-from zerocopy.postprocess import LabelChoice, label_indices
-from zerocopy.roi.setup import ResolvedTask, resolve_tasks
-from zerocopy.roi.tasks import RoiTask
-
-# Settings that only mean something for the boxes of a detector: a model of the whole frame refuses them.
-BOX_SETTINGS = ("labels", "postprocess", "classes", "anonymise", "classify", "threshold", "min_presence", "tiles")
+from zerocopy.infer.model import ModelSpec
+from zerocopy.plan import RunPlan, plan_processing
 
 
 class Processor(Detector):
@@ -54,40 +49,10 @@ class Processor(Detector):
         self.image_model: ModelSpec | None = None  # the image-to-image model (the run's model or its region model)
         super().__init__(model, config=config, **options)
 
-    def _resolve(self, asked: RunConfig, log: Callable[[str], None] | None) -> None:
-        made = resolve_spec(asked.model, core=self._core, log=log, task="process")
-        self.image_model = made
-        entry = made.entry
-        if entry is None or not entry.detector:  # a model of the whole frame: the run's model
-            given = asked.to_dict()
-            default = RunConfig().to_dict()
-            unused = [name for name in BOX_SETTINGS if given[name] != default[name]]
-            if unused or self._detector is not None:
-                what = unused[0] if unused else "detector"
-                raise ConfigError(what, f"{made.name} maps whole frames: {what} applies to models run on "
-                                  "a detector's boxes (person-mask)")
-            made.resize = asked.resize or made.resize
-            self.spec, self.config = made, asked.replace(resize=made.resize)
-            self._labels, self._keep_labels, self._regions = LabelChoice(), None, []
-            return
-        self.spec = resolve_spec(self._detector or entry.detector, asked.labels, asked.postprocess, asked.resize,
-                                 core=self._core, log=log, setting="detector")
-        self.config = asked.resolve(spec=self.spec)
-        try:
-            on = label_indices(entry.box_labels, self.spec.labels)
-        except ConfigError:
-            raise ConfigError("detector", f"{made.name} runs on {', '.join(entry.box_labels)} boxes: the "
-                              f"{self.spec.name} detector finds none (its classes: "
-                              f"{', '.join(self.spec.labels) or 'unnamed'})") from None
-        # the boxes the map is made of are detected whatever `classes` reports (a privacy mask must not depend on it);
-        # without `classes`, they are the boxes reported
-        config = self.config
-        self._labels = LabelChoice(
-            label_indices(config.classes, self.spec.labels) if config.classes else on,
-            label_indices(config.anonymise, self.spec.labels, "anonymise") if config.anonymise else (), needed=on)
-        self._keep_labels = self._labels.detected()
-        self._regions = [*resolve_tasks(self.config, self.spec, self._core, log),
-                         ResolvedTask(RoiTask(made.name, entry.box_labels), made, on)]
+    def _plan(self, asked: RunConfig, log: Callable[[str], None] | None) -> RunPlan:
+        plan = plan_processing(asked, self._core, self._detector, log)
+        self.image_model = plan.image_model
+        return plan
 
     @property
     def detector(self) -> str | None:

@@ -7,7 +7,7 @@ from zerocopy.infer.model import WrappedModel, make_core, resolve_spec
 
 def test_the_compile_config_turns_off_openvinos_automatic_batching(face_model_path):
     """THROUGHPUT on a GPU would let OpenVINO wrap the model in BATCH, which cannot take remote tensors."""
-    from zerocopy.infer.model import default_config
+    from zerocopy.infer.properties import default_config
 
     for device in ("GPU", "GPU.0", "CPU"):
         assert default_config(device)["ALLOW_AUTO_BATCHING"] == "NO"
@@ -27,7 +27,7 @@ def test_the_compile_config_turns_off_openvinos_automatic_batching(face_model_pa
 def test_models_read_as_values_run_in_f32_on_the_cpu_and_detectors_keep_its_default():
     """A CPU with AVX512_BF16 would run everything in bf16: maps and region models must not (their values are
     the result); detectors keep the faster default."""
-    from zerocopy.infer.model import default_config
+    from zerocopy.infer.properties import default_config
 
     for task in ("process", "classify"):
         assert default_config("CPU", task=task)["INFERENCE_PRECISION_HINT"] == "f32"
