@@ -66,7 +66,7 @@ class ByHand:
         self.shapes = {o.get_any_name(): tuple(o.shape) for o in self.compiled.outputs}
         self.decode = make_postprocessor(entry.postprocess, SIZE, SIZE, self.shapes, entry.postprocess_options,
                                          entry.threshold if threshold is None else threshold,
-                                         keep_labels=(entry.labels.index(label),))
+                                         only_labels=(entry.labels.index(label),))
 
     def __call__(self, rgb: np.ndarray, width: int = SIZE, height: int = SIZE):
         class Stretch:  # the input stretched over the frame: normalised → frame pixels

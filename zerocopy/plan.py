@@ -50,18 +50,13 @@ class RunPlan:
     regions: tuple[ResolvedTask, ...] = ()
     image_model: ModelSpec | None = None
 
-    @property
-    def keep_labels(self) -> tuple[int, ...] | None:
-        """The labels postprocessing keeps: those reported, and those detected to be hidden or cropped."""
-        return self.labels.detected()
-
     def for_path(self, core: ov.Core, front: Front, device: str, inputs: int) -> PathPlan:
         """This plan on `front`'s path, inferring on `device`, `inputs` decoded at once."""
         config = self.config.replace(path=front.name).resolve(device=device, inputs=inputs)
         model = WrappedModel(core, self.spec, front.input_kind, config.batch, front.memory_type,
-                             threshold=config.threshold, keep_labels=self.keep_labels)
+                             threshold=config.threshold, only_labels=self.labels.detected())
         stages = after_inference(core, self.spec, config, front.roi_input_kind, front.memory_type, self.regions,
-                                 self.labels, self.keep_labels)
+                                 self.labels)
         return PathPlan(config=config, model=model, stages=stages)
 
 

@@ -15,7 +15,7 @@ from PIL import Image
 
 import zerocopy
 from zerocopy.agreement import score_detections
-from zerocopy.roi.crops import crop_for
+from zerocopy.resize.crops import crop_for
 from zerocopy.samples import ClipSpec
 
 MESH = ["--classify", "face-mesh", "--min-presence", "0.5"]

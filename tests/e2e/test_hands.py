@@ -26,7 +26,7 @@ from zerocopy.catalog.fetch import cache_dir, pull
 from zerocopy.catalog.npm import registry
 from zerocopy.decode.opencv import import_cv2
 from zerocopy.resize.bgr import BGRResizer
-from zerocopy.roi.crops import crop_for
+from zerocopy.resize.crops import crop_for
 from zerocopy.samples import CODEC_OPTIONS, load_photo, rgb_to_frame, write_photo_clip
 
 FINGERPOSE = "fingerpose-0.1.0.tgz"

@@ -43,8 +43,7 @@ class Reader:
     def _run(self) -> None:
         try:
             for item in self.decoder.frames():
-                _frame, _ms, pts = item
-                self.pts.append(pts)
+                self.pts.append(item.pts)
                 self.arrived.append(item.arrived)
                 if self.on_frame is not None:
                     self.on_frame(len(self.pts))

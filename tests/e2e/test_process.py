@@ -22,9 +22,9 @@ from PIL import Image
 import zerocopy
 from zerocopy.catalog.fetch import pull
 from zerocopy.postprocess.maps import sigmoid, to_source
+from zerocopy.resize.crops import RoiPlacement, crop_for
 from zerocopy.resize.planes import PlaneResizer
-from zerocopy.roi.crops import RoiPlacement, crop_for
-from zerocopy.roi.feeds import PlanesRoiFeed
+from zerocopy.resize.regions import PlanesRoiFeed
 from zerocopy.samples import load_photo, write_photo_clip
 
 FRAMES = 12
@@ -117,7 +117,7 @@ def test_person_mask_equals_the_model_run_by_hand_on_the_same_crops(clips, core)
         for box in r.detections.xyxy:
             crop = crop_for(box, r.width, r.height, entry.crop_expand, entry.crop_square)
             x0, y0, x1, y1 = crop.xyxy
-            # the same region pixels the software path cuts (roi/feeds.py, tested on its own in
+            # the same region pixels the software path cuts (resize/regions.py, tested on its own in
             # tests/unit/roi/), into the plain model: RGB in [0, 1]
             ((inputs, place, _),) = PlanesRoiFeed(_Input(256, 256))(frame, [crop])
             geometry = place.geometry

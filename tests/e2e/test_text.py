@@ -22,8 +22,8 @@ from zerocopy.catalog import CATALOG
 from zerocopy.catalog.fetch import model_dir, pull
 from zerocopy.detections import box_iou
 from zerocopy.infer.model import WrappedModel, resolve_spec
-from zerocopy.roi.crops import crop_for
-from zerocopy.roi.feeds import PlanesRoiFeed
+from zerocopy.resize.crops import crop_for
+from zerocopy.resize.regions import PlanesRoiFeed
 from zerocopy.samples import CODEC_OPTIONS, ClipSpec, load_photo, rgb_to_frame, write_clip
 
 # (text, x, y, font size) on a 640×360 frame

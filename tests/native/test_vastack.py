@@ -142,6 +142,7 @@ def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bri
     from zerocopy.cli.detect import Outputs, run_detect
     from zerocopy.decode.pyav import PyAVDecoder
     from zerocopy.paths import CopyFront, PreparedStream, SoftwareFront
+    from zerocopy.paths.base import Prepared
     from zerocopy.paths.vaapi import prime
     from zerocopy.resize.vaapi import VaapiScaler
 
@@ -157,7 +158,7 @@ def test_a_va_stage_that_cannot_take_the_frame_is_refused_on_the_first_frame(bri
 
             def prepare(frame):
                 small, shown, g = scaler(frame)  # the bridge refuses a frame without hw_frames_ctx
-                return {}, g, None, shown, None
+                return Prepared(inputs={}, geometry=g, shown=shown)
 
             stream = PreparedStream(PyAVDecoder(source), prepare)
             prime(self.name, stream, source)
@@ -240,9 +241,9 @@ def test_a_cropped_va_frame_goes_through_pyavs_graph_with_its_surface_and_crop(b
 @pytest.mark.parametrize("crop", [(300, 100, 120, 120), (0, 100, 70, 120), (600, 0, 40, 360)])
 def test_the_real_filters_take_a_regions_arguments(crop):
     """scale_vaapi / pad_vaapi / hwdownload parse the chain made for a region (quantised letterbox)."""
+    from zerocopy.resize.crops import Crop
     from zerocopy.resize.vaapi import graph_chain
     from zerocopy.resize.vaapi_roi import roi_geometry
-    from zerocopy.roi.crops import Crop
 
     g = roi_geometry(Crop(*crop), 192, 192, "letterbox")
     for download in (False, True):

@@ -83,12 +83,12 @@ class StandInFront(SoftwareFront):
     def open(self, source, req):
         from zerocopy.decode.pyav import PyAVDecoder
         from zerocopy.errors import PathUnavailable
-        from zerocopy.paths import PreparedStream
+        from zerocopy.paths.base import Prepared, PreparedStream
         from zerocopy.paths.vaapi import prime
 
         if self.fail_at == "decode":
             decoder = PyAVDecoder(self.undecodable, give_up_without_frame=8)
-            stream = PreparedStream(decoder, lambda frame: ({}, None, None, None, None))
+            stream = PreparedStream(decoder, lambda frame: Prepared(inputs={}, geometry=None))
             prime(self.name, stream, source)
             raise PathUnavailable({self.name: "the undecodable input decoded"})  # never reached
         stream = super().open(source, req)

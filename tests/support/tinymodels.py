@@ -26,7 +26,8 @@ def constant_model(size: int, outputs: dict[str, np.ndarray], layout: str = "NHW
 def run_decoder(tmp_path, core, model, decoder, resize, src_w, src_h, threshold=0.5, options=None):
     path = Path(tmp_path) / "m.xml"
     ov.save_model(model, path)
-    spec = ModelSpec(path, "m", ("a", "b"), decoder, resize, "RGB", 0.0, 1.0, options or {})
+    spec = ModelSpec(path=path, name="m", labels=("a", "b"), postprocess=decoder, resize=resize, colour="RGB",
+                     mean=0.0, scale=1.0, postprocess_options=options or {})
     wrapped = WrappedModel(core, spec, threshold=threshold).compile("CPU")
     frame = av.VideoFrame(src_w, src_h, "yuv420p")
     y, uv, g = PlaneResizer(wrapped.width, wrapped.height, resize)(frame)

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zerocopy.agreement import agreement
+from zerocopy.bench.clip import describe_input
 from zerocopy.config import AUTO_ORDER, RunConfig
 from zerocopy.errors import InputError, PathUnavailable, ZeroCopyError
 
 BENCH_PATHS = (*AUTO_ORDER, "baseline")
-# containers and codecs FFmpeg opens a picture with (as a one-frame video)
-_IMAGE_FORMATS = ("image2", "gif", "webp", "apng")
-_IMAGE_CODECS = ("mjpeg", "png", "bmp", "tiff", "webp", "gif", "jpeg2000", "jpegls", "qoi", "ppm", "pgm", "apng")
+_Runs = dict[str, list[dict]]  # a path's (or a limit's) name → what its runs gave
 
 
 @dataclass
@@ -93,47 +92,6 @@ def _vs_baseline(runs: list[dict], baseline: list[dict]) -> dict | None:
 
 def _median(runs: list[dict], key: str) -> float | None:
     return round(statistics.median(r[key] for r in runs), 3) if runs else None
-
-
-def _count_frames(container, stream, limit: int) -> int:
-    """Video packets (one per frame) up to `limit`, as the decoders read them: a container may not
-    know its frame count (Matroska, raw streams, pictures) or may claim more than it holds."""
-    import av
-
-    from zerocopy.decode.damage import DamageReport
-    from zerocopy.decode.ffmpeg_log import captured_ffmpeg_log
-
-    count = 0
-    with captured_ffmpeg_log(DamageReport()):  # a damaged file: the decoders stop where this stops
-        try:
-            for packet in container.demux(stream):
-                if packet.size:
-                    count += 1
-                    if count >= limit:
-                        break
-        except av.FFmpegError:
-            pass
-    return count
-
-
-def describe_input(path: str, need: int | None = None) -> dict:
-    """Codec, size and rate; `frames`: the frame count if known (counted, up to `need`, when the
-    container does not say or holds fewer); `available`: frames counted, at most `need`."""
-    from zerocopy.decode.opening import open_input
-
-    with open_input(path) as c:
-        s = c.streams.video[0]
-        cc = s.codec_context
-        info = {"path": path, "codec": cc.name, "width": cc.width, "height": cc.height,
-                "frames": s.frames or None, "rate": float(s.average_rate) if s.average_rate else None}
-        if need:
-            counted = _count_frames(c, s, need)
-            info["available"] = counted
-            if counted < need:
-                info["frames"] = counted
-        info["still"] = c.format.name.split(",")[0] in _IMAGE_FORMATS or c.format.name.endswith("_pipe") or (
-            cc.name in _IMAGE_CODECS and (info["frames"] or 0) <= 1)
-        return info
 
 
 def frames_to_measure(info: dict, opts: BenchOptions, log: Callable[[str], None]) -> int:
@@ -212,7 +170,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     """Refuses up front (`InputError`: nothing past the warm-up; `PathUnavailable`: none of the
     paths asked for can run here); raises `ZeroCopyError` when no path measured anything. Every
     figure comes from frames actually measured: each path's `frames`, `settings.frames_per_run`."""
-    from zerocopy.infer.model import make_core, pick_device, resolve_spec
+    from zerocopy.infer.model import make_core, pick_device
 
     if opts.warmup < 1 or opts.frames < 1 or opts.repeat < 1:
         raise InputError("--frames, --warmup and --repeat must be at least 1")
@@ -220,15 +178,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     if not paths:
         raise PathUnavailable(refused)
     core = make_core(None)
-    if is_process_model(opts.config.model):  # its Processor resolves it (and the detector it runs on) now
-        from zerocopy.bench.worker import runner
-
-        with runner(opts.config) as proc:
-            spec, resolved = proc.spec, proc.config
-    else:
-        spec = resolve_spec(opts.config.model, core=core)  # a model that cannot be read or fed: refused now
-        check_regions(opts.config, spec, core, log)
-        resolved = opts.config.resolve(spec=spec)
+    resolved = _resolved_config(opts, core, log)
     info = describe_input(opts.input, opts.warmup + opts.frames)
     frames = frames_to_measure(info, opts, log)
     unavailable = {p: "; ".join(why) for p, why in refused.items()}
@@ -237,17 +187,57 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
         device=opts.config.device)
     threads = config.decode_threads
     common = {"input": opts.input, "frames": frames, "warmup": opts.warmup, "config": config.to_dict()}
-    runs: dict[str, list[dict]] = {p: [] for p in paths}
+    runs, limits, limit_errors, lines = _interleaved(paths, common, threads, unavailable, opts.repeat, log)
+    result_paths = _path_results(paths, runs, lines, unavailable, frames, log)
+    lim = _limits(limits, limit_errors, threads)
+    bounds = [v for v in (lim["decode_only_fps"], lim["inference_only_fps"]) if v]
+    bound = min(bounds) if len(bounds) == 2 else None  # with one limit unmeasured, the slower is unknown
+    for entry in result_paths.values():
+        entry["pipeline_efficiency"] = round(entry["fps"] / bound, 3) if bound else None
+    return {
+        "machine": machine(),
+        "input": {k: v for k, v in info.items() if k not in ("available", "still")},
+        "settings": {"model": config.model, "device": config.device, "nireq": opts.config.nireq,
+                     "frames": opts.frames, "frames_per_run": frames, "warmup": opts.warmup, "repeat": opts.repeat,
+                     "order": "interleaved", "ov_config": config.ov_config, "decode_threads": threads,
+                     "batch": config.batch, "config": config.to_dict()},
+        "paths": result_paths,
+        "unavailable": unavailable,
+        "limits": lim,
+    }
+
+
+def _resolved_config(opts: BenchOptions, core, log: Callable[[str], None]) -> RunConfig:
+    """`opts.config` resolved for its model, which is read (and its regions checked) now: a model that cannot be
+    read or fed is refused before anything is measured."""
+    from zerocopy.infer.model import resolve_spec
+
+    if is_process_model(opts.config.model):  # its Processor resolves it (and the detector it runs on) now
+        from zerocopy.bench.worker import runner
+
+        with runner(opts.config) as proc:
+            return proc.config
+    spec = resolve_spec(opts.config.model, core=core)  # a model that cannot be read or fed: refused now
+    check_regions(opts.config, spec, core, log)
+    return opts.config.resolve(spec=spec)
+
+
+def _interleaved(paths: list[str], common: dict, threads: int, unavailable: dict[str, str], repeat: int,
+                 log: Callable[[str], None]) -> tuple[_Runs, _Runs, dict[str, str], dict[str, list[dict]]]:
+    """Every run, each in a worker process, `repeat` rounds of the paths then the limits: each path's runs, each
+    limit's runs, each limit's first error, and the detections of each path's first run (its JSON Lines). A path
+    that cannot run is put in `unavailable` and not run again."""
+    runs: _Runs = {p: [] for p in paths}
     # "decode": as the software path decodes; "decode-all-cores": FFmpeg's own threading, for contrast
-    limits: dict[str, list[dict]] = {"decode": [], "inference": []}
+    limits: _Runs = {"decode": [], "inference": []}
     if threads != 0:
         limits["decode-all-cores"] = []
     limit_errors: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="zerocopy-bench-") as tmp:
         detections: dict[str, Path] = {}
-        total = opts.repeat * (len(paths) + len(limits))
+        total = repeat * (len(paths) + len(limits))
         done = 0
-        for rep in range(opts.repeat):
+        for rep in range(repeat):
             for name in list(paths) + list(limits):
                 if name in limits:
                     all_cores = {**common["config"], "decode_threads": 0}
@@ -264,7 +254,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
                     out = run_worker({**common, "kind": "path", "path": name, "jsonl": str(jsonl)})
                     if "unavailable" in out or "error" in out:
                         unavailable[name] = out.get("unavailable") or out["error"]
-                        total -= opts.repeat - rep - 1  # not run again
+                        total -= repeat - rep - 1  # not run again
                     else:
                         runs[name].append(out)
                         detections.setdefault(name, jsonl)
@@ -272,7 +262,13 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
                 log(f"[{done}/{total}] {name}: " + (f"{out['fps']} fps" if "fps" in out else
                                                     out.get("error") or out.get("unavailable", "")))
         lines = {p: [json.loads(x) for x in f.read_text().splitlines()] for p, f in detections.items()}
+    return runs, limits, limit_errors, lines
 
+
+def _path_results(paths: list[str], runs: _Runs, lines: dict[str, list[dict]], unavailable: dict[str, str],
+                  frames: int, log: Callable[[str], None]) -> dict[str, dict]:
+    """Each path measured: the medians of its runs, its agreement with its reference path and its ratios to the
+    baseline; `ZeroCopyError` when none was, with why (paths that failed alike said together)."""
     result_paths = {}
     for name in paths:
         if name in unavailable or not runs[name]:
@@ -298,6 +294,11 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
             by_reason.setdefault(unavailable.get(name, "no run"), []).append(name)
         raise ZeroCopyError("nothing measured: " + "; ".join(f"{', '.join(names)}: {why}"
                                                              for why, names in by_reason.items()))
+    return result_paths
+
+
+def _limits(limits: _Runs, limit_errors: dict[str, str], threads: int) -> dict:
+    """The medians of the decode-only and inference-only runs (None: not measured), with why a limit failed."""
     lim = {
         "decode_only_fps": _median(limits["decode"], "fps"),
         "decode_only_cpu_ms_per_frame": _median(limits["decode"], "cpu_ms_per_frame"),
@@ -310,18 +311,4 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     failed = {name: why for name, why in limit_errors.items() if not limits[name]}
     if failed:
         lim["errors"] = failed
-    bounds = [v for v in (lim["decode_only_fps"], lim["inference_only_fps"]) if v]
-    bound = min(bounds) if len(bounds) == 2 else None  # with one limit unmeasured, the slower is unknown
-    for entry in result_paths.values():
-        entry["pipeline_efficiency"] = round(entry["fps"] / bound, 3) if bound else None
-    return {
-        "machine": machine(),
-        "input": {k: v for k, v in info.items() if k not in ("available", "still")},
-        "settings": {"model": config.model, "device": config.device, "nireq": opts.config.nireq,
-                     "frames": opts.frames, "frames_per_run": frames, "warmup": opts.warmup, "repeat": opts.repeat,
-                     "order": "interleaved", "ov_config": config.ov_config, "decode_threads": threads,
-                     "batch": config.batch, "config": config.to_dict()},
-        "paths": result_paths,
-        "unavailable": unavailable,
-        "limits": lim,
-    }
+    return lim

@@ -172,7 +172,8 @@ def run_inference_only(args: dict) -> dict:
     model = WrappedModel(core, spec, "nv12", batch).compile(pick_device(core, config.device),
                                                             ov_config=config.ov_config)
     decoder = PyAVDecoder(args["input"])
-    frame = next(iter(decoder.frames()), (None,))[0]
+    first = next(iter(decoder.frames()), None)
+    frame = first.frame if first is not None else None
     if frame is None:
         decoder.close()
         return {"error": "no frame decodes to feed the model"}

@@ -10,7 +10,8 @@ its crop fields set, the frame it came from untouched; a region outside the pict
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -76,9 +77,65 @@ def run_selftest(ffi, lib) -> list[Check]:
     return checks
 
 
+@dataclass(kw_only=True)
+class _DeviceRef:
+    """A device reference taken from a frame (`shared`, NULL if refused), its check, and the frame
+    device's reference count before and after it was taken."""
+
+    check: Check
+    frame_device: object
+    shared: object
+    before: int
+    during: int
+
+
+@dataclass(kw_only=True)
+class _Devices:
+    """What decoder contexts are moved between: the `shared` device taken from the frame, a VA-API
+    device of the decoder's `own` (per input) and a `drm` one; `codec()` makes a context on one of
+    them, freed at the end."""
+
+    ffi: Any
+    lib: Any
+    shared: object
+    own: object
+    drm: object
+    codecs: list = field(default_factory=list)
+
+    def codec(self, device):
+        ctx = self.lib.zcva_selftest_codec(device, 64, 48)
+        if ctx != self.ffi.NULL:
+            self.codecs.append(ctx)
+        return ctx
+
+
 def _device_checks(ffi, lib, frame) -> list[Check]:
     """zcva_device_ref / zcva_codec_use_device on real FFmpeg objects, counted by reference counts."""
-    checks: list[Check] = []
+    ref = _device_ref(ffi, lib, frame)
+    checks: list[Check] = [ref.check]
+    if ref.shared == ffi.NULL:
+        return checks
+    own = lib.zcva_selftest_device(1, ffi.cast("void *", OTHER_DISPLAY))  # the decoder's per-input device
+    drm = lib.zcva_selftest_device(0, ffi.NULL)
+    devices = _Devices(ffi=ffi, lib=lib, shared=ref.shared, own=own, drm=drm)
+    try:
+        checks.extend(_use_device_checks(devices, frame))
+    finally:
+        for ctx in devices.codecs:
+            lib.zcva_selftest_codec_free(ctx)
+        freed = lib.zcva_selftest_refcount(ref.shared)
+        lib.zcva_device_unref(ref.shared)
+        after = lib.zcva_selftest_refcount(ref.frame_device)
+        checks.append(Check("freeing the decoders and the reference restores the frame device's count",
+                            after == ref.before, f"refs {ref.before} → {ref.during} → {freed} → {after}"))
+        for device in (own, drm):
+            if device != ffi.NULL:
+                lib.zcva_device_unref(device)
+    return checks
+
+
+def _device_ref(ffi, lib, frame) -> _DeviceRef:
+    """zcva_device_ref: a reference to the frame's device, one more reference on it."""
     frame_device = lib.zcva_selftest_frame_device(frame)
     out, display = ffi.new("AVBufferRef **"), ffi.new("void **")
     before = lib.zcva_selftest_refcount(frame_device)
@@ -87,80 +144,70 @@ def _device_checks(ffi, lib, frame) -> list[Check]:
     during = lib.zcva_selftest_refcount(frame_device)
     drc = lib.zcva_device_display(shared, display) if rc == 0 else rc
     got = int(ffi.cast("uintptr_t", display[0]))
-    checks.append(Check("device reference from a frame is its device, one more reference",
-                        rc == 0 and drc == 0 and got == DISPLAY and during == before + 1,
-                        f"rc {rc}, display {got:#x}, refs {before} → {during}"))
-    if shared == ffi.NULL:
-        return checks
-    own = lib.zcva_selftest_device(1, ffi.cast("void *", OTHER_DISPLAY))  # the decoder's per-input device
-    drm = lib.zcva_selftest_device(0, ffi.NULL)
-    codecs = []
+    check = Check("device reference from a frame is its device, one more reference",
+                  rc == 0 and drc == 0 and got == DISPLAY and during == before + 1,
+                  f"rc {rc}, display {got:#x}, refs {before} → {during}")
+    return _DeviceRef(check=check, frame_device=frame_device, shared=shared, before=before, during=during)
 
-    def codec(device):
-        ctx = lib.zcva_selftest_codec(device, 64, 48)
-        if ctx != ffi.NULL:
-            codecs.append(ctx)
-        return ctx
 
-    try:
-        ctx = codec(own)
-        if own == ffi.NULL or ctx == ffi.NULL:
-            checks.append(Check("a decoder context on a VA-API device", False, "could not allocate them"))
-            return checks
-        codec_id = lib.zcva_selftest_codec_id(ctx)
-        checks.append(Check("codec layout check accepts the right context and rejects a wrong one",
-                            bool(lib.zcva_codec_matches(ctx, codec_id, 64, 48))
-                            and bool(lib.zcva_codec_matches(ctx, -1, -1, -1))
-                            and not lib.zcva_codec_matches(ctx, codec_id, 64, 50)
-                            and not lib.zcva_codec_matches(ctx, codec_id + 1, 64, 48)
-                            and not lib.zcva_codec_matches(ffi.cast("AVCodecContext *", frame), -1, -1, -1),
-                            f"codec id {codec_id}"))
-        own0, shared0 = lib.zcva_selftest_refcount(own), lib.zcva_selftest_refcount(shared)
-        rc = lib.zcva_codec_use_device(ctx, shared)
-        own1, shared1 = lib.zcva_selftest_refcount(own), lib.zcva_selftest_refcount(shared)
-        moved = bool(lib.zcva_selftest_codec_device_is(ctx, shared))
-        again = lib.zcva_codec_use_device(ctx, shared)  # already there: no second reference
-        shared2 = lib.zcva_selftest_refcount(shared)
-        checks.append(Check("use_device moves a decoder context to the shared device",
-                            rc == 0 and moved and own1 == own0 - 1 and shared1 == shared0 + 1
-                            and again == 0 and shared2 == shared1,
-                            f"rc {rc}, own refs {own0} → {own1}, shared refs {shared0} → {shared1} → {shared2}"))
-        opened = codec(own)
-        orc = lib.zcva_selftest_codec_open(opened) if opened != ffi.NULL else -1
-        rc = lib.zcva_codec_use_device(opened, shared) if orc == 0 else None
-        kept = orc == 0 and bool(lib.zcva_selftest_codec_device_is(opened, own))
-        checks.append(Check("use_device refuses an open decoder context", rc == lib.ZCVA_ERR_CODEC_OPEN and kept,
-                            f"open {orc}, rc {rc}, device kept {kept}"))
-        bare = codec(ffi.NULL)
-        rc = lib.zcva_codec_use_device(bare, shared) if bare != ffi.NULL else None
-        checks.append(Check("use_device refuses a decoder context without a device",
-                            rc == lib.ZCVA_ERR_CODEC_NO_DEVICE and not lib.zcva_selftest_codec_device_is(bare, shared),
-                            f"rc {rc}"))
-        framed = codec(own)
-        frc = lib.zcva_selftest_codec_set_frames(framed, frame) if framed != ffi.NULL else None
-        rc = lib.zcva_codec_use_device(framed, shared) if frc == 0 else None
-        checks.append(Check("use_device refuses a decoder context with its own hw_frames_ctx",
-                            rc == lib.ZCVA_ERR_CODEC_HAS_FRAMES
-                            and bool(lib.zcva_selftest_codec_device_is(framed, own)), f"rc {rc}"))
-        on_drm = codec(drm) if drm != ffi.NULL else ffi.NULL
-        rc_drm_codec = lib.zcva_codec_use_device(on_drm, shared) if on_drm != ffi.NULL else None
-        rc_drm_device = lib.zcva_codec_use_device(codec(own), drm) if drm != ffi.NULL else None
-        checks.append(Check("use_device refuses devices that are not VA-API",
-                            rc_drm_codec == lib.ZCVA_ERR_CODEC_NOT_VAAPI
-                            and rc_drm_device == lib.ZCVA_ERR_DEVICE_NOT_VAAPI
-                            and lib.zcva_codec_use_device(ctx, ffi.NULL) == lib.ZCVA_ERR_DEVICE_NOT_VAAPI,
-                            f"DRM decoder {rc_drm_codec}, DRM device {rc_drm_device}"))
-    finally:
-        for ctx in codecs:
-            lib.zcva_selftest_codec_free(ctx)
-        freed = lib.zcva_selftest_refcount(shared)
-        lib.zcva_device_unref(shared)
-        after = lib.zcva_selftest_refcount(frame_device)
-        checks.append(Check("freeing the decoders and the reference restores the frame device's count",
-                            after == before, f"refs {before} → {during} → {freed} → {after}"))
-        for device in (own, drm):
-            if device != ffi.NULL:
-                lib.zcva_device_unref(device)
+def _use_device_checks(devices: _Devices, frame) -> list[Check]:
+    """zcva_codec_matches, and zcva_codec_use_device moving a decoder context to the shared device."""
+    ffi, lib, own, shared = devices.ffi, devices.lib, devices.own, devices.shared
+    ctx = devices.codec(own)
+    if own == ffi.NULL or ctx == ffi.NULL:
+        return [Check("a decoder context on a VA-API device", False, "could not allocate them")]
+    checks: list[Check] = []
+    codec_id = lib.zcva_selftest_codec_id(ctx)
+    checks.append(Check("codec layout check accepts the right context and rejects a wrong one",
+                        bool(lib.zcva_codec_matches(ctx, codec_id, 64, 48))
+                        and bool(lib.zcva_codec_matches(ctx, -1, -1, -1))
+                        and not lib.zcva_codec_matches(ctx, codec_id, 64, 50)
+                        and not lib.zcva_codec_matches(ctx, codec_id + 1, 64, 48)
+                        and not lib.zcva_codec_matches(ffi.cast("AVCodecContext *", frame), -1, -1, -1),
+                        f"codec id {codec_id}"))
+    own0, shared0 = lib.zcva_selftest_refcount(own), lib.zcva_selftest_refcount(shared)
+    rc = lib.zcva_codec_use_device(ctx, shared)
+    own1, shared1 = lib.zcva_selftest_refcount(own), lib.zcva_selftest_refcount(shared)
+    moved = bool(lib.zcva_selftest_codec_device_is(ctx, shared))
+    again = lib.zcva_codec_use_device(ctx, shared)  # already there: no second reference
+    shared2 = lib.zcva_selftest_refcount(shared)
+    checks.append(Check("use_device moves a decoder context to the shared device",
+                        rc == 0 and moved and own1 == own0 - 1 and shared1 == shared0 + 1
+                        and again == 0 and shared2 == shared1,
+                        f"rc {rc}, own refs {own0} → {own1}, shared refs {shared0} → {shared1} → {shared2}"))
+    return checks + _use_device_refusals(devices, frame, ctx)
+
+
+def _use_device_refusals(devices: _Devices, frame, ctx) -> list[Check]:
+    """What zcva_codec_use_device refuses: an open decoder context, one without a device or with its
+    own hw_frames_ctx, and devices that are not VA-API (`ctx`: a context on the shared device)."""
+    ffi, lib, own, drm, shared = devices.ffi, devices.lib, devices.own, devices.drm, devices.shared
+    checks: list[Check] = []
+    opened = devices.codec(own)
+    orc = lib.zcva_selftest_codec_open(opened) if opened != ffi.NULL else -1
+    rc = lib.zcva_codec_use_device(opened, shared) if orc == 0 else None
+    kept = orc == 0 and bool(lib.zcva_selftest_codec_device_is(opened, own))
+    checks.append(Check("use_device refuses an open decoder context", rc == lib.ZCVA_ERR_CODEC_OPEN and kept,
+                        f"open {orc}, rc {rc}, device kept {kept}"))
+    bare = devices.codec(ffi.NULL)
+    rc = lib.zcva_codec_use_device(bare, shared) if bare != ffi.NULL else None
+    checks.append(Check("use_device refuses a decoder context without a device",
+                        rc == lib.ZCVA_ERR_CODEC_NO_DEVICE and not lib.zcva_selftest_codec_device_is(bare, shared),
+                        f"rc {rc}"))
+    framed = devices.codec(own)
+    frc = lib.zcva_selftest_codec_set_frames(framed, frame) if framed != ffi.NULL else None
+    rc = lib.zcva_codec_use_device(framed, shared) if frc == 0 else None
+    checks.append(Check("use_device refuses a decoder context with its own hw_frames_ctx",
+                        rc == lib.ZCVA_ERR_CODEC_HAS_FRAMES
+                        and bool(lib.zcva_selftest_codec_device_is(framed, own)), f"rc {rc}"))
+    on_drm = devices.codec(drm) if drm != ffi.NULL else ffi.NULL
+    rc_drm_codec = lib.zcva_codec_use_device(on_drm, shared) if on_drm != ffi.NULL else None
+    rc_drm_device = lib.zcva_codec_use_device(devices.codec(own), drm) if drm != ffi.NULL else None
+    checks.append(Check("use_device refuses devices that are not VA-API",
+                        rc_drm_codec == lib.ZCVA_ERR_CODEC_NOT_VAAPI
+                        and rc_drm_device == lib.ZCVA_ERR_DEVICE_NOT_VAAPI
+                        and lib.zcva_codec_use_device(ctx, ffi.NULL) == lib.ZCVA_ERR_DEVICE_NOT_VAAPI,
+                        f"DRM decoder {rc_drm_codec}, DRM device {rc_drm_device}"))
     return checks
 
 

@@ -48,8 +48,9 @@ class CatalogEntry:
     description: str
     source: WheelSource | NpmSource
     model_sha256: str
-    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass" | "text-db"; classify: a `roi.decoders`
-    # kind; process: "probability-map" on frames, "segmentation" (a `roi.decoders` kind) on boxes
+    # detect: "anchor-ssd" | "detection-output" | "yolo" | "ssd-multiclass" | "text-db"; classify: a
+    # `postprocess.regions` kind; process: "probability-map" on frames, "segmentation" (a `postprocess.regions`
+    # kind) on boxes
     postprocess: str
     labels: tuple[str, ...]
     resize: str = "letterbox"

@@ -4,24 +4,25 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from zerocopy.decode.damage import DamageReport
 
 
-class Decoded(tuple):
-    """What a decoder's `frames()` yields: it unpacks as `(frame, decode_ms, pts_seconds)` and carries
-    `arrived`, the `time.perf_counter()` at which the frame came out of the decoder (after realtime
-    pacing): where its arrival→result latency starts. None for a file read as fast as it decodes (its
-    frames do not arrive, they are pulled)."""
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """What a decoder's `frames()` yields: the decoded `frame`, the time it took to decode (`decode_ms`),
+    its timestamp in seconds (`pts`, None if it has none) and `arrived`, the `time.perf_counter()` at
+    which the frame came out of the decoder (after realtime pacing): where its arrival→result latency
+    starts. `arrived` is None for a file read as fast as it decodes (its frames do not arrive, they are
+    pulled)."""
 
-    arrived: float | None
-
-    def __new__(cls, frame: Any, decode_ms: float, pts: float | None, arrived: float | None) -> Decoded:
-        self = super().__new__(cls, (frame, decode_ms, pts))
-        self.arrived = arrived
-        return self
+    frame: Any
+    decode_ms: float
+    pts: float | None
+    arrived: float | None = None
 
 
 @runtime_checkable

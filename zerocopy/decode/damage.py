@@ -4,13 +4,56 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import Any
 
-from zerocopy.decode.live import LiveReport
 from zerocopy.errors import counted
 from zerocopy.sources import redact_text
 
 MESSAGE_KINDS = 50  # kinds of decoder message counted apart; the rest count together
 LAST_MESSAGES = 5  # decoder messages kept whole, the newest
+
+
+@dataclass
+class LiveReport:
+    """What happened to a live source: drops, reconnections and the time without frames."""
+
+    drops: int = 0  # times the source ended or failed mid-stream
+    reconnects: int = 0  # times it was opened again after a drop
+    attempts: int = 0  # opening attempts after drops, failed ones included
+    gaps: int = 0  # gaps without frames that ended (a reconnection that brought frames again)
+    seconds_without_frames: float = 0.0  # their total: kept as sums, so a camera dropping for months adds nothing
+    longest_gap_s: float = 0.0
+    last_gap_s: float = 0.0
+    gave_up: str | None = None
+    reconnecting: str | None = None  # why the source dropped, while it is being reconnected
+
+    def add_gap(self, seconds: float) -> None:
+        self.gaps += 1
+        self.seconds_without_frames = round(self.seconds_without_frames + seconds, 3)
+        self.longest_gap_s = round(max(self.longest_gap_s, seconds), 3)
+        self.last_gap_s = round(seconds, 3)
+
+    def summary(self) -> str:
+        """The reconnections, and a reconnection the run was stopped in, in a few words ("" if
+        neither); why reading ended otherwise is the damage report's `stopped_early`."""
+        parts = []
+        if self.reconnects:
+            gaps = f" ({self.seconds_without_frames:.1f} s without frames)" if self.gaps else ""
+            parts.append(f"{counted(self.reconnects, 'reconnect')}{gaps}")
+        if self.reconnecting:
+            parts.append(f"stopped while reconnecting ({self.reconnecting})")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "drops": self.drops,
+            "reconnects": self.reconnects,
+            "attempts": self.attempts,
+            "seconds_without_frames": self.seconds_without_frames,
+            "longest_gap_s": self.longest_gap_s,
+            "gave_up": self.gave_up,
+            "stopped_while_reconnecting": self.reconnecting,
+        }
 
 
 @dataclass

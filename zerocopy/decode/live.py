@@ -13,14 +13,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from zerocopy.decode.base import Decoded, VideoDecoder
+from zerocopy.decode.damage import DamageReport, LiveReport
 from zerocopy.errors import counted
 from zerocopy.sources import redact_text, url_scheme
-
-if TYPE_CHECKING:
-    from zerocopy.decode.damage import DamageReport
 
 
 def network_options(url: str, timeout_s: float) -> dict[str, str]:
@@ -65,49 +63,6 @@ class LivePolicy:
         while True:
             yield delay
             delay = min(delay * 2, self.backoff_max)
-
-
-@dataclass
-class LiveReport:
-    """What happened to a live source: drops, reconnections and the time without frames."""
-
-    drops: int = 0  # times the source ended or failed mid-stream
-    reconnects: int = 0  # times it was opened again after a drop
-    attempts: int = 0  # opening attempts after drops, failed ones included
-    gaps: int = 0  # gaps without frames that ended (a reconnection that brought frames again)
-    seconds_without_frames: float = 0.0  # their total: kept as sums, so a camera dropping for months adds nothing
-    longest_gap_s: float = 0.0
-    last_gap_s: float = 0.0
-    gave_up: str | None = None
-    reconnecting: str | None = None  # why the source dropped, while it is being reconnected
-
-    def add_gap(self, seconds: float) -> None:
-        self.gaps += 1
-        self.seconds_without_frames = round(self.seconds_without_frames + seconds, 3)
-        self.longest_gap_s = round(max(self.longest_gap_s, seconds), 3)
-        self.last_gap_s = round(seconds, 3)
-
-    def summary(self) -> str:
-        """The reconnections, and a reconnection the run was stopped in, in a few words ("" if
-        neither); why reading ended otherwise is the damage report's `stopped_early`."""
-        parts = []
-        if self.reconnects:
-            gaps = f" ({self.seconds_without_frames:.1f} s without frames)" if self.gaps else ""
-            parts.append(f"{counted(self.reconnects, 'reconnect')}{gaps}")
-        if self.reconnecting:
-            parts.append(f"stopped while reconnecting ({self.reconnecting})")
-        return "; ".join(parts)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "drops": self.drops,
-            "reconnects": self.reconnects,
-            "attempts": self.attempts,
-            "seconds_without_frames": self.seconds_without_frames,
-            "longest_gap_s": self.longest_gap_s,
-            "gave_up": self.gave_up,
-            "stopped_while_reconnecting": self.reconnecting,
-        }
 
 
 class Pacer:
@@ -178,10 +133,10 @@ class Paced:
 
     def frames(self) -> Iterator[Decoded]:
         pace = Pacer(self.decoder.rate, self._stop.wait, on_discontinuity=lambda: self.damage.count_discontinuity())
-        for frame, ms, pts in self.decoder.frames():
-            if not pace(pts):
+        for decoded in self.decoder.frames():
+            if not pace(decoded.pts):
                 return
-            yield Decoded(frame, ms, pts, time.perf_counter())
+            yield Decoded(decoded.frame, decoded.decode_ms, decoded.pts, time.perf_counter())
 
     def interrupt(self) -> None:
         self._stop.set()

@@ -11,22 +11,13 @@ from pathlib import Path
 
 import av
 
-from zerocopy.decode import mp4_index
 from zerocopy.decode.base import Decoded
-from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.ffmpeg_log import FFmpegLogCapture, describe_av_error
-from zerocopy.decode.live import (
-    LivePolicy,
-    LiveReport,
-    Pacer,
-    network_options,
-    open_abandonable,
-    open_late,
-    reopen,
-)
-from zerocopy.decode.opening import open_input
+from zerocopy.decode.damage import DamageReport, LiveReport
+from zerocopy.decode.ffmpeg_log import FFmpegLogCapture
+from zerocopy.decode.first_frame import FirstFrameWatch, NothingDecodes
+from zerocopy.decode.live import LivePolicy, Pacer, reopen
+from zerocopy.decode.pyav_input import PyAVInput, Timeline
 from zerocopy.decode.readahead import ReadAhead
-from zerocopy.errors import InputError
 from zerocopy.sources import source_kind
 from zerocopy.stats import DECODER_THREAD_NAME
 
@@ -34,9 +25,28 @@ READ_AHEAD = 4  # decoded frames a CPU decoder may hold ready for the consumer
 CLOSE_GRACE_S = 0.5  # how long close() waits for a live source's read in progress before leaving it
 LOG_EVERY = 50  # packets between moving FFmpeg's captured messages into the damage report
 
+__all__ = ["NothingDecodes", "PyAVDecoder"]  # NothingDecodes (first_frame.py) is raised from this decoder
 
-class NothingDecodes(Exception):
-    """Packet after packet fails and no frame has come out (e.g. a codec the GPU cannot decode)."""
+
+class Handover:
+    """Who releases a decoder's input: `close()`, or its reading thread when close() stopped waiting for
+    it (blocked in a live source's read) and left it behind; the one that knows last does it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reader_done = False
+        self.left_behind = False
+
+    def leave_reader(self) -> None:
+        """close() stops waiting for the reading thread: if it is still reading, it releases the input."""
+        with self._lock:
+            self.left_behind = not self._reader_done
+
+    def reader_ends(self) -> bool:
+        """The reading thread ends: True if close() has left it behind (and returned)."""
+        with self._lock:
+            self._reader_done = True
+            return self.left_behind
 
 
 class PyAVDecoder:
@@ -76,33 +86,29 @@ class PyAVDecoder:
         self.live = self.kind != "file"
         self.policy = policy or LivePolicy()
         self.reconnect = bool(self.policy.reconnect) and self.live
-        self._hwaccel, self._extra_hw_frames, self._threads = hwaccel, extra_hw_frames, threads
         self.read_ahead = read_ahead
         self.give_up_without_frame = give_up_without_frame
         self.damage = DamageReport(live_report=LiveReport() if self.live else None)
         self.on_reopen = on_reopen
-        self._run_stop = stop  # the run's stop: an open (or a reopen) it catches waiting is abandoned
         self._log = FFmpegLogCapture(self.damage)
         self._ahead: ReadAhead | None = None
         self._stopping = threading.Event()  # close() or interrupt(): ends reading, waits and pacing
-        self._handover = threading.Lock()  # who releases the input: close(), or a reading thread left behind
-        self._reader_done = False
-        self._left_behind = False
-        self.container: av.container.InputContainer | None = self._first_open()
-        self.stream = self._setup(self.container)
+        self._handover = Handover()  # who releases the input: close(), or a reading thread left behind
+        # `stop` is the run's: an open (or a reopen) it catches waiting is abandoned
+        self._input = PyAVInput(path=self.path, kind=self.kind, policy=self.policy, hwaccel=hwaccel,
+                                extra_hw_frames=extra_hw_frames, threads=threads, stopping=self._stopping,
+                                run_stop=stop)
+        self.container: av.container.InputContainer | None = self._input.open_first(self.damage.live_report)
+        self.stream = self._input.setup(self.container)
         rate = self.stream.average_rate or self.stream.guessed_rate  # the first opening's, kept across reconnects
         self._rate = float(rate) if rate else 25.0
         self._expected_frames = self.stream.frames or None
         # A camera or a live stream (no known length) delivers at its own pace, and its end is a drop.
         self.paces_itself = self.kind == "device" or (self.kind == "network" and self.container.duration is None)
         self.realtime = realtime and not self.paces_itself
-        self._decoded_any, self._failed_in_a_row, self._seen, self._keyframe_seen = False, 0, 0, False
-        self._before_key = 0  # packets read before the first keyframe
+        self._watch = FirstFrameWatch(give_up_without_frame)
+        self._timeline = Timeline(self.damage.live_report)
         self._packets = 0
-        self._last_frame_at: float | None = None  # perf_counter of the last frame delivered
-        self._gap_from: float | None = None  # since when no frame has come (after a drop)
-        self._last_pts: float | None = None
-        self._pts_offset = 0.0
 
     @classmethod
     def on_cpu(cls, path: str | Path, threads: int, realtime: bool = False,
@@ -110,31 +116,6 @@ class PyAVDecoder:
         """The software path's decoder: `threads` FFmpeg threads (the run configuration's, resolved),
         on its own thread."""
         return cls(path, threads=threads, read_ahead=READ_AHEAD, realtime=realtime, policy=policy, stop=stop)
-
-    def _open(self, open_timeout: float | None = None) -> av.container.InputContainer:
-        kwargs: dict = {} if self._hwaccel is None else {"hwaccel": self._hwaccel}
-        if not self.live:
-            return open_input(self.path, **kwargs)
-        kwargs["timeout"] = (open_timeout or self.policy.open_timeout, self.policy.read_timeout)
-        if self.kind == "network":
-            kwargs["options"] = network_options(self.path, self.policy.read_timeout)
-        # on a thread of its own: close() or Ctrl-C need not wait for FFmpeg's timeouts
-        return open_abandonable(lambda: open_input(self.path, **kwargs), self._stopping, self._run_stop)
-
-    @property
-    def _single_threaded(self) -> bool:
-        """Whether every message of this input is logged on the thread that drives it (no frame
-        threads: one decoding thread, or VA-API's hardware decoding)."""
-        return self._hwaccel is not None or self._threads == 1
-
-    def _setup(self, container: av.container.InputContainer):
-        stream = container.streams.video[0]
-        if self._hwaccel is None:
-            stream.thread_type = "AUTO"
-            stream.codec_context.thread_count = self._threads
-        elif self._extra_hw_frames:
-            stream.codec_context.options = {"extra_hw_frames": str(self._extra_hw_frames)}
-        return stream
 
     @property
     def expected_frames(self) -> int | None:
@@ -172,13 +153,12 @@ class PyAVDecoder:
         reading thread is blocked in a live source's read and was left to release it itself."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None and not ahead.close(wait=CLOSE_GRACE_S if self.live else None):
-            with self._handover:
-                self._left_behind = not self._reader_done
-        return not self._left_behind
+            self._handover.leave_reader()
+        return not self._handover.left_behind
 
     def _frames(self) -> Iterator[Decoded]:
         """Runs on the thread that decodes (the read-ahead thread, or the consumer's)."""
-        self._log.start(local=self._single_threaded)
+        self._log.start(local=self._input.single_threaded)
         try:
             pace = (Pacer(self.rate, self._stopping.wait, on_discontinuity=self.damage.count_discontinuity)
                     if self.realtime else None)
@@ -196,10 +176,7 @@ class PyAVDecoder:
         finally:
             if self._log.local:  # on its own thread (see `FFmpegLogCapture.stop`); nothing else logs here
                 self._log.stop()
-            with self._handover:
-                self._reader_done = True
-                left_behind = self._left_behind
-            if left_behind:  # close() has returned: release the input here, on the reading thread
+            if self._handover.reader_ends():  # close() has returned: release the input here, on the reading thread
                 self._release()
 
     def _read(self, pace: Pacer | None) -> Generator[Decoded, None, str | None]:
@@ -207,7 +184,6 @@ class PyAVDecoder:
         stopped (for a live source, its end too)."""
         codec = self.stream.codec_context
         packets = self.container.demux(self.stream)
-        limit = self.give_up_without_frame
         while True:
             if self._stopping.is_set():
                 return None
@@ -216,11 +192,11 @@ class PyAVDecoder:
             try:
                 packet = next(packets)
             except StopIteration:
-                return None if self._stopping.is_set() else self._ended()
+                return None if self._stopping.is_set() else self._input.why_ended(self.paces_itself)
             except av.FFmpegError as e:  # truncated or broken container, or a network error
                 if self._stopping.is_set():
                     return None
-                why = self._read_error(e)
+                why = self._input.why_failed(e, self.container, self._packets)
                 if not self.live:
                     self.damage.stopped_early = why  # a file keeps what decoded so far
                     why = None
@@ -229,30 +205,19 @@ class PyAVDecoder:
                 if self._stopping.is_set():
                     return None
                 t0 = time.perf_counter()  # waiting for a live source's data is not decoding
-            # A stream that starts mid-GOP (a cut file, a camera joined late) fails on every packet
-            # until its first keyframe, on any decoder: those packets say nothing about the decoder.
-            self._before_key += not self._keyframe_seen
-            # (a demuxer that flags no keyframe at all: count anyway after ~10 × the limit)
-            self._keyframe_seen = (self._keyframe_seen or (packet is not None and packet.is_keyframe)
-                                   or (limit and self._before_key > 10 * limit))
-            self._seen += self._keyframe_seen
+            self._watch.read(packet)
             self._packets += 1
             if self._packets % LOG_EVERY == 0:
                 self._log.drain()
             try:
                 decoded = codec.decode(packet)
-                self._failed_in_a_row = 0
+                self._watch.decoded()
             except av.FFmpegError as e:
                 self.damage.packets_failed += 1
                 decoded = []
-                self._failed_in_a_row += self._keyframe_seen
-                if limit and not self._decoded_any and self._failed_in_a_row >= limit:
-                    raise NothingDecodes(f"{self._failed_in_a_row} packets in a row from a keyframe on failed to "
-                                         f"decode and none gave a frame (last error: {describe_av_error(e)})") from None
+                self._watch.failed(e)
             ms = (time.perf_counter() - t0) * 1e3
-            self._decoded_any = self._decoded_any or bool(decoded)
-            if limit and not self._decoded_any and self._seen >= 4 * limit:  # silent failure: no error, no frame
-                raise NothingDecodes(f"{self._seen} packets from a keyframe on gave no frame")
+            self._watch.gave(decoded)
             for frame in decoded:
                 if frame.is_corrupt:
                     self.damage.corrupt_frames += 1
@@ -263,67 +228,30 @@ class PyAVDecoder:
             if packet is None:
                 return why
 
-    def _ended(self) -> str | None:
-        if not self.paces_itself:
-            return None  # a file, or a network file of known length: its end
-        return "the camera stopped delivering" if self.kind == "device" else "the source closed the stream"
-
-    def _read_error(self, e: BaseException) -> str:
-        if isinstance(e, av.ExitError) and self.live:  # PyAV's read timeout interrupted FFmpeg
-            return f"no data for {self.policy.read_timeout:g} s"
-        why = describe_av_error(e)
-        if self._packets == 0 and self.kind == "network" and self.container is not None:
-            more = mp4_index.explain(self.path, self.container.format.name)  # the index at the end?
-            why += f": {more}" if more else ""
-        return why
-
     def _deliver(self, frame: av.VideoFrame, ms: float, pts: float | None) -> Decoded:
         now = time.perf_counter()
-        if self._gap_from is not None:  # the first frame after a reconnection
-            gap = now - self._gap_from
-            assert self.damage.live_report is not None
-            self.damage.live_report.add_gap(gap)
-            if pts is not None and self._last_pts is not None:
-                self._pts_offset = self._last_pts + gap - pts  # the stream's clock restarted: go on from ours
-            self._gap_from = None
-        if pts is not None:
-            pts += self._pts_offset
-            self._last_pts = pts
-        self._last_frame_at = now
+        pts = self._timeline.stamp(pts, now)  # after a reconnection, from the last frame's on
         # A frame arrives when a live source sends it or a paced file makes it due; a file read as fast
         # as it decodes has no arrival time (its frames are pulled, and their latency means nothing).
         return Decoded(frame, ms, pts, now if self.live or self.realtime else None)
-
-    def _first_open(self) -> av.container.InputContainer:
-        """Open the input; a network source not up yet is waited for with `policy.retry_open` (`live.open_late`)."""
-        try:
-            return self._open()
-        except InputError as e:
-            if not (self.reconnect and self.policy.retry_open and self.kind == "network"):
-                raise
-            assert self.damage.live_report is not None
-            return open_late(self.policy, self.damage.live_report, self._run_stop or self._stopping, e,
-                             lambda timeout: self._open(open_timeout=timeout))
 
     def _reconnect(self, why: str) -> bool:
         """Open the source again after a drop, with the policy's back-off; False when stopped or given up."""
         live = self.damage.live_report
         assert live is not None
-        if self._gap_from is None:
-            self._gap_from = self._last_frame_at if self._last_frame_at is not None else time.perf_counter()
+        gap_from = self._timeline.dropped()
         container, self.container = self.container, None
         if container is not None:
             container.close()  # its codec was flushed when reading ended: no decoder thread is busy
         self._log.stop()  # the failed attempts' messages are theirs, not the stream's damage
-        container = reopen(self.policy, live, self._stopping, self._gap_from, why,
-                           lambda timeout: self._open(open_timeout=timeout))
+        container = reopen(self.policy, live, self._stopping, gap_from, why, self._input.open)
         if container is None:
             self.damage.stopped_early = live.gave_up or self.damage.stopped_early
             return False
-        self.container, self.stream = container, self._setup(container)
+        self.container, self.stream = container, self._input.setup(container)
         if self.on_reopen is not None:
             self.on_reopen(self)
-        self._log.start(local=self._single_threaded)
+        self._log.start(local=self._input.single_threaded)
         return True
 
     def interrupt(self) -> None:
@@ -342,8 +270,8 @@ class PyAVDecoder:
 
     def _release(self) -> None:
         container, self.container = self.container, None
-        if container is not None and self._log.active:  # stopped mid-stream: let the decoder's threads finish
-            with suppress(av.FFmpegError):
+        if container is not None:  # let the decoder's threads finish before it can be freed (FFmpegLogCapture):
+            with suppress(av.FFmpegError):  # an interrupted stream has packets in flight; at its end, EOFError
                 self.stream.codec_context.decode(None)
         self._log.stop()
         if container is not None:

@@ -44,7 +44,7 @@ _FILE_USE = {"classify": ("region model", "classifier", "detection-output"),  # 
              "process": ("image-to-image model", "probability-map", "probability-map")}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ModelSpec:
     """What a model is and how to feed and decode it, from the catalogue or from the file itself."""
 
@@ -59,7 +59,8 @@ class ModelSpec:
     postprocess_options: dict[str, Any] = field(default_factory=dict)
     entry: CatalogEntry | None = None
     threshold: float = 0.5  # the score from which a detection counts with this model (catalogue: measured)
-    task: str = "detect"  # or "classify": a region model, whose `postprocess` is a `roi.decoders` kind; or "process"
+    # or "classify": a region model, whose `postprocess` is a `postprocess.regions` kind; or "process"
+    task: str = "detect"
 
 
 def read_labels(path: str | Path) -> tuple[str, ...]:
@@ -161,8 +162,10 @@ def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | 
         if entry.task != task:
             raise ModelChoiceError(setting, f"{model} is {_TASK_USE[entry.task].format(model, model)}")
         path = pull(model, log=log or (lambda _msg: None))
-        spec = ModelSpec(path, entry.name, entry.labels, entry.postprocess, entry.resize, entry.colour,
-                         entry.mean, entry.scale, dict(entry.postprocess_options), entry, entry.threshold, task)
+        spec = ModelSpec(path=path, name=entry.name, labels=entry.labels, postprocess=entry.postprocess,
+                         resize=entry.resize, colour=entry.colour, mean=entry.mean, scale=entry.scale,
+                         postprocess_options=dict(entry.postprocess_options), entry=entry, threshold=entry.threshold,
+                         task=task)
     elif task in _FILE_USE:
         what, kind, fed_as = _FILE_USE[task]
         path = Path(model)
@@ -172,8 +175,7 @@ def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | 
         m = read_model(core or ov.Core(), path)
         image_input(m)
         feed = _DEFAULT_FEED[fed_as]
-        return ModelSpec(path, path.stem, (), kind, feed["resize"], feed["colour"], feed["mean"], feed["scale"],
-                         task=task)
+        return ModelSpec(path=path, name=path.stem, labels=(), postprocess=kind, task=task, **feed)
     else:
         path = Path(model)
         if not path.is_file():
@@ -183,8 +185,7 @@ def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | 
         image_input(m)
         kind = postprocess or guess_postprocess(output_shapes(m))
         feed = _DEFAULT_FEED.get(kind, _DEFAULT_FEED["detection-output"])
-        spec = ModelSpec(path, path.stem, (), kind, feed["resize"], feed["colour"], feed["mean"],
-                         feed["scale"])
+        spec = ModelSpec(path=path, name=path.stem, labels=(), postprocess=kind, **feed)
     if postprocess and postprocess != spec.postprocess:
         if spec.entry is not None:  # its decoding is part of the catalogue entry: another would make garbage boxes
             raise ConfigError("postprocess", f"{model}'s outputs are decoded as {spec.postprocess}; --postprocess is "
@@ -203,12 +204,13 @@ class WrappedModel:
     Compiling is a separate step (`compile`) because the zero-copy path can only name its target,
     a VA remote context, once the first frame's VA display is known. Its `postprocessor` keeps
     detections from `threshold` (the run's resolved setting; None: the model's own, `spec.threshold`)
-    and, with `keep_labels` (the run's `classes` as label indices), only those labels.
+    and, with `only_labels` (label indices: the run's `classes`, and those detected to be hidden or cropped),
+    only those labels.
     """
 
     def __init__(self, core: ov.Core, spec: ModelSpec, input_kind: InputKind = "nv12", batch: int = 1,
                  memory_type: str | None = None, threshold: float | None = None,
-                 keep_labels: tuple[int, ...] | None = None):
+                 only_labels: tuple[int, ...] | None = None):
         self.core, self.spec, self.input_kind, self.batch = core, spec, input_kind, batch
         self.memory_type = memory_type
         model = read_model(core, spec.path)
@@ -218,7 +220,7 @@ class WrappedModel:
         # None for raw use (image-to-image models, tests of the input side).
         self.postprocessor: Postprocessor | None = (
             make_postprocessor(spec.postprocess, self.width, self.height, shapes, spec.postprocess_options,
-                               spec.threshold if threshold is None else threshold, keep_labels)
+                               spec.threshold if threshold is None else threshold, only_labels)
             if spec.postprocess and spec.task == "detect" else None
         )
         if batch != 1:

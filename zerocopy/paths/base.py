@@ -25,11 +25,20 @@ if TYPE_CHECKING:
     from zerocopy.infer.model import WrappedModel
     from zerocopy.infer.queue import Handoff
     from zerocopy.probe import Facts
-    from zerocopy.roi.feeds import RoiFeed
+    from zerocopy.resize.regions import RoiFeed
 
-# prepare(picture) → (model inputs, geometry, object to keep alive until inference ends, picture to draw on,
-# the decoded frame region models crop from (None unless `OpenRequest.keep_source`))
-Prepare = Callable[[Any], tuple[dict[str, Any], Geometry, Any, Any, Any]]
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Prepared:
+    """What a path's `prepare(picture)` makes of a decoded picture."""
+
+    inputs: dict[str, Any]  # the model's inputs by name (empty on zero-copy: the surface is bound at hand-off)
+    geometry: Geometry  # where the picture sits in the model input, and the way back to source pixels
+    keepalive: Any = None  # what must stay alive until inference ends (the scaled VA surface)
+    shown: Any = None  # the picture to draw on (`OpenRequest.keep_images`), else None
+    source: Any = None  # the decoded frame region models crop from (`OpenRequest.keep_source`), else None
+
+
+Prepare = Callable[[Any], Prepared]
 
 
 @dataclass(frozen=True)
@@ -114,18 +123,19 @@ class PreparedStream:
     def _generate(self) -> Iterator[PreparedFrame]:
         g: Geometry | None = None
         for index, decoded in enumerate(self.decoder.frames()):
-            picture, decode_ms, pts = decoded
+            picture, decode_ms, pts = decoded.frame, decoded.decode_ms, decoded.pts
             if g is not None and self.sampler is not None and not self.sampler.take(index, pts):
                 yield PreparedFrame(index, pts, g.src_w, g.src_h, g, {}, decode_ms, picture=self.show(picture),
                                     arrived=decoded.arrived, inferred=False)
                 continue
             t0 = time.perf_counter()
-            inputs, g, keepalive, shown, source = self.prepare(picture)
+            made = self.prepare(picture)
             pre_ms = (time.perf_counter() - t0) * 1e3
             if self.sampler is not None and self.sampler.seen == 0:
                 self.sampler.take(index, pts)  # the first frame starts the schedule
-            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, inputs, decode_ms, pre_ms, picture=shown,
-                                keepalive=keepalive, arrived=decoded.arrived, source=source)
+            g = made.geometry
+            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, made.inputs, decode_ms, pre_ms, picture=made.shown,
+                                keepalive=made.keepalive, arrived=decoded.arrived, source=made.source)
 
     def prime(self) -> PreparedFrame | None:
         """Prepare the first frame now, so that a path that cannot handle the input fails at open."""

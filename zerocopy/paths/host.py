@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from zerocopy.paths.base import FrameStream, OpenRequest, PreparedStream
+from zerocopy.paths.base import FrameStream, OpenRequest, Prepared, PreparedStream
 
 
 class HostFront:
     """Shared by the paths that hand OpenVINO host arrays."""
 
     memory_type: str | None = None
-    roi_input_kind = "bgr"  # swscale's conversion to BGR is the fast one (roi/feeds.py)
+    roi_input_kind = "bgr"  # swscale's conversion to BGR is the fast one (resize/regions.py)
     devices: tuple[str, ...] = ("GPU", "CPU")
     nireq_cap: int | None = None
 
@@ -22,7 +22,7 @@ class HostFront:
         return HostHandoff(model.input_names)
 
     def roi_feed(self, model, stream):
-        from zerocopy.roi.feeds import BgrRoiFeed, PlanesRoiFeed
+        from zerocopy.resize.regions import BgrRoiFeed, PlanesRoiFeed
 
         return PlanesRoiFeed(model) if self.name == "software" else BgrRoiFeed(model)
 
@@ -44,8 +44,8 @@ class SoftwareFront(HostFront):
 
         def prepare(frame):
             y, uv, g = resizer(frame)
-            return {y_name: y, uv_name: uv}, g, None, frame if req.keep_images else None, \
-                frame if req.keep_source else None
+            return Prepared(inputs={y_name: y, uv_name: uv}, geometry=g, shown=frame if req.keep_images else None,
+                            source=frame if req.keep_source else None)
 
         decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime,
                                      policy=config.live_policy, stop=req.stop)
@@ -75,7 +75,7 @@ class BaselineFront(HostFront):
             bgr = grabbed.bgr()  # the full-size conversion: preprocessing, as in the classic demo
             tensor, g = resizer(bgr)
             shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_images else None
-            return {name: tensor}, g, None, shown, bgr if req.keep_source else None
+            return Prepared(inputs={name: tensor}, geometry=g, shown=shown, source=bgr if req.keep_source else None)
 
         def show(grabbed):  # a frame --detect-fps leaves out, drawn: converted for the picture only
             return av.VideoFrame.from_ndarray(grabbed.bgr(), format="bgr24") if req.keep_images else None

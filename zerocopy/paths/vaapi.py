@@ -12,7 +12,7 @@ from typing import Any
 
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import PreparedFrame
-from zerocopy.paths.base import FrameStream, OpenRequest, Prepare, PreparedStream
+from zerocopy.paths.base import FrameStream, OpenRequest, Prepare, Prepared, PreparedStream
 from zerocopy.paths.host import HostFront
 from zerocopy.refusals import Code, Reason
 
@@ -63,7 +63,7 @@ class _VAFront:
             prepare = _adopting(bridge, va, self._scale(scaler, req))
             # a frame --detect-fps leaves out goes through no VPP, unless its picture is drawn (its graph makes it)
             stream = PreparedStream(decoder, prepare, bridge=bridge, detect_fps=req.config.detect_fps,
-                                    show=(lambda frame: prepare(frame)[3]) if req.keep_images else None)
+                                    show=(lambda frame: prepare(frame).shown) if req.keep_images else None)
             return bridge, stream, prime(self.name, stream, source)
 
     def _scale(self, scaler, req: OpenRequest) -> Prepare:
@@ -131,7 +131,8 @@ class CopyFront(_VAFront, HostFront):
         def scale(frame):
             small, shown, g = scaler(frame)
             y, uv, _ = unpack(small)
-            return {y_name: y, uv_name: uv}, g, None, shown, frame if req.keep_source else None
+            return Prepared(inputs={y_name: y, uv_name: uv}, geometry=g, shown=shown,
+                            source=frame if req.keep_source else None)
 
         return scale
 
@@ -150,7 +151,8 @@ class ZeroCopyFront(_VAFront):
     def _scale(self, scaler, req: OpenRequest) -> Prepare:
         def scale(frame):
             surface, shown, g = scaler(frame)
-            return {}, g, surface, shown, frame if req.keep_source else None
+            return Prepared(inputs={}, geometry=g, keepalive=surface, shown=shown,
+                            source=frame if req.keep_source else None)
 
         return scale
 

@@ -97,7 +97,7 @@ class Pipeline:
         self.after = StageChain(stages)
         # an image-to-image model's output over the frame (`text-map`); None for a detector
         self.maps = frame_map(model.spec.postprocess, model.spec.name, model.output_shapes)
-        self.asked = config  # as resolved before compiling; `config` adds what compiling tells
+        self.planned = config  # as resolved before compiling; `config` adds what compiling tells (`nireq`)
         self.config = config
         self.stop_event = stop_event or threading.Event()
         self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
@@ -184,7 +184,7 @@ class Pipeline:
                 raise
             self._context = stream.context
             self.scheduler = None
-            self.config = self.asked.resolve(optimal_nireq=self.model.optimal_nireq, nireq_cap=self.front.nireq_cap)
+            self.config = self.planned.resolve(optimal_nireq=self.model.optimal_nireq, nireq_cap=self.front.nireq_cap)
             if self.clock is not None and not self.setup_s:
                 self.setup_s = self.clock.restart()
         if self.scheduler is None:

@@ -61,9 +61,9 @@ class LabelChoice:
 class LabelFilter(Postprocessor):
     """Another postprocessor's detections, only those of some labels (`classes`)."""
 
-    def __init__(self, inner: Postprocessor, keep: Sequence[int]):
+    def __init__(self, inner: Postprocessor, only: Sequence[int]):
         super().__init__(inner.input_w, inner.input_h, inner.output_names, inner.threshold)
-        self.inner, self.keep = inner, np.asarray(sorted(set(keep)), np.int32)
+        self.inner, self.only = inner, np.asarray(sorted(set(only)), np.int32)
         self.kind, self.nms_iou = inner.kind, inner.nms_iou
 
     def split(self, outputs: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
@@ -71,7 +71,7 @@ class LabelFilter(Postprocessor):
 
     def __call__(self, outputs: dict[str, np.ndarray], geometry) -> Detections:
         d = self.inner(outputs, geometry)
-        mask = np.isin(d.labels, self.keep)
+        mask = np.isin(d.labels, self.only)
         return d if mask.all() else Detections(d.xyxy[mask], d.scores[mask], d.labels[mask])
 
 
@@ -91,10 +91,10 @@ def guess_postprocess(output_shapes: dict[str, tuple[int, ...]]) -> str:
 
 def make_postprocessor(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[int, ...]],
                        options: dict[str, Any] | None, threshold: float,
-                       keep_labels: Sequence[int] | None = None) -> Postprocessor:
-    """The decoder `kind` for these outputs; with `keep_labels`, only detections of those labels."""
+                       only_labels: Sequence[int] | None = None) -> Postprocessor:
+    """The decoder `kind` for these outputs; with `only_labels`, only detections of those labels."""
     made = _make(kind, input_w, input_h, output_shapes, options, threshold)
-    return made if keep_labels is None else LabelFilter(made, keep_labels)
+    return made if only_labels is None else LabelFilter(made, only_labels)
 
 
 def _make(kind: str, input_w: int, input_h: int, output_shapes: dict[str, tuple[int, ...]],

@@ -1,7 +1,7 @@
 """An image-to-image model's output (a per-pixel map at the model's input size) → the same map over the
 source frame's pixels: the inverse of `Geometry.fit` (the letterbox bars cut off, the picture's part of
 the map resized to the frame). `ProbabilityMap` does it for a whole frame (`text-map`); the region
-decoder `segmentation` (roi/decoders.py) does it for a box's crop (`person-mask`), whose patches the
+decoder `segmentation` (postprocess/regions.py) does it for a box's crop (`person-mask`), whose patches the
 region stage composes into the frame.
 """
 

@@ -25,10 +25,10 @@ import secrets
 import sys
 import threading
 import time
-from collections import deque
 from typing import Any
 
 from zerocopy.errors import ConfigError, ZeroCopyError, clipped
+from zerocopy.publish.ledger import Ledger
 from zerocopy.publish.target import MqttTarget
 from zerocopy.sources import NAME_RULE, is_name, mask_secrets, redact_text
 
@@ -56,11 +56,8 @@ class MqttPublisher:
         self._mqtt = mqtt
         self.target, self.node, self.queue_size = target, node, queue_size
         self._availability = target.availability_topic(node)
-        self._lock = threading.Lock()  # guards the queues and counts; never held by paho's thread
-        self._events: deque[Any] = deque()  # MQTTMessageInfo of each event not yet counted, in order
-        self._detections: deque[Any] = deque()  # same, for detections
-        self._published = {"events": 0, "detections": 0}
-        self._dropped = {"events": 0, "detections": 0}
+        self._lock = threading.Lock()  # guards the ledger (queues and counts); never held by paho's thread
+        self._ledger = Ledger(mqtt.MQTT_ERR_CONN_LOST)
         self._closed = False
         self._progress = threading.Event()  # set at each acknowledgement while close() waits
         # written only by paho's thread (and by close(), once that thread is stopping):
@@ -99,13 +96,14 @@ class MqttPublisher:
         """`payload` as JSON to PREFIX/CAMERA/events, QoS 1, not retained; queued while disconnected."""
         data = json.dumps(payload, separators=(",", ":"))
         mqtt = self._mqtt
+        ledger = self._ledger
         with self._lock:
-            self._settle()
+            ledger.settle()
             # The offline queue is full: the NEW event is dropped. paho offers no way to withdraw a message
             # it holds, and the oldest may already be on the wire; keeping the first events of an outage
             # also keeps each object's `start`.
-            if self._closed or len(self._events) >= self.queue_size:
-                self._dropped["events"] += 1
+            if self._closed or len(ledger.pending["events"]) >= self.queue_size:
+                ledger.dropped["events"] += 1
                 return
             info = self._client.publish(self.target.events_topic(camera), data, qos=1)
             if info.rc == mqtt.MQTT_ERR_NO_CONN:
@@ -113,29 +111,31 @@ class MqttPublisher:
                 # delivered, and is_published() would then raise for ever
                 info.rc = mqtt.MQTT_ERR_SUCCESS
             elif info.rc != mqtt.MQTT_ERR_SUCCESS:  # MQTT_ERR_QUEUE_SIZE: no free message id
-                self._dropped["events"] += 1
+                ledger.dropped["events"] += 1
                 return
-            self._events.append(info)
+            ledger.pending["events"].append(info)
 
     def detections(self, camera: str, payload: dict) -> None:
         """`payload` as JSON to PREFIX/CAMERA/detections. QoS 0 and never queued: a per-frame stream is
         stale by the next frame, and holding it through an outage (or a slow broker) would only back the
         events up behind it; what cannot go out now is dropped and counted."""
+        ledger = self._ledger
         if not self._connected:
             with self._lock:
-                self._dropped["detections"] += 1
+                ledger.dropped["detections"] += 1
             return
         data = json.dumps(payload, separators=(",", ":"))
         with self._lock:
-            self._settle()
-            if self._closed or len(self._detections) >= self.queue_size:  # connected, but the socket is full
-                self._dropped["detections"] += 1
+            ledger.settle()
+            pending = ledger.pending["detections"]
+            if self._closed or len(pending) >= self.queue_size:  # connected, but the socket is full
+                ledger.dropped["detections"] += 1
                 return
             info = self._client.publish(self.target.detections_topic(camera), data, qos=0)
             if info.rc != self._mqtt.MQTT_ERR_SUCCESS:  # MQTT_ERR_NO_CONN: the connection just went
-                self._dropped["detections"] += 1
+                ledger.dropped["detections"] += 1
                 return
-            self._detections.append(info)
+            pending.append(info)
 
     def stats(self) -> dict[str, Any]:
         """JSON-ready counts (see the module's docstring for what each means). A connection whose CONNECT has
@@ -145,12 +145,7 @@ class MqttPublisher:
         if waited is not None and waited >= CONNACK_TIMEOUT:
             errors, last_error = errors + 1, self._unanswered(waited, ended=False)
         with self._lock:
-            self._settle()
-            kinds = {}
-            for kind, pending in self._queues():
-                delivered, lost = self._tally(pending)
-                kinds[kind] = {"published": self._published[kind] + delivered,
-                               "queued": len(pending) - delivered - lost, "dropped": self._dropped[kind] + lost}
+            kinds = self._ledger.counts()
         return {"target": mask_secrets(str(self.target)), "node": self.node, "connected": self._connected,
                 **{key: sum(k[key] for k in kinds.values()) for key in ("published", "queued", "dropped")},
                 "reconnects": max(0, self._connects - 1), "errors": errors,
@@ -176,7 +171,7 @@ class MqttPublisher:
             offline = None
             if was_connected:
                 offline = self._client.publish(self._availability, OFFLINE, qos=1, retain=True)
-            while self._connected and (self._unsettled() or (offline is not None and not self._state(offline))):
+            while self._connected and (self._unsettled() or (offline is not None and not self._ledger.state(offline))):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -197,12 +192,7 @@ class MqttPublisher:
                 f"cannot connect: no answer from {self.target.host}:{self.target.port} in " \
                 f"{time.monotonic() - attempt:.1f} s"
         with self._lock:
-            self._settle()
-            for kind, pending in self._queues():
-                delivered, _ = self._tally(pending)
-                self._published[kind] += delivered
-                self._dropped[kind] += len(pending) - delivered  # lost, or not acknowledged in time
-                pending.clear()
+            self._ledger.close()  # what is still unacknowledged: dropped
 
     def __enter__(self) -> MqttPublisher:
         return self
@@ -212,38 +202,9 @@ class MqttPublisher:
 
     # --- bookkeeping (under self._lock) ---
 
-    def _state(self, info: Any) -> bool | None:
-        """True: delivered (QoS 1: acknowledged; QoS 0: written); False: lost with its connection (QoS 0);
-        None: not yet."""
-        if info.rc == self._mqtt.MQTT_ERR_CONN_LOST:
-            return False
-        try:
-            return True if info.is_published() else None
-        except (RuntimeError, ValueError):  # its rc turned to an error meanwhile
-            return False
-
-    def _queues(self) -> tuple[tuple[str, deque[Any]], ...]:
-        return ("events", self._events), ("detections", self._detections)
-
-    def _tally(self, pending: deque[Any]) -> tuple[int, int]:
-        """(delivered, lost) among all of `pending`, not only its head: acknowledgements may come out of order."""
-        states = [self._state(info) for info in pending]
-        return states.count(True), states.count(False)
-
-    def _settle(self) -> None:
-        """Count the messages at the head of each queue that are done (cheap: called on every message)."""
-        for kind, pending in self._queues():
-            while pending:
-                state = self._state(pending[0])
-                if state is None:
-                    break
-                pending.popleft()
-                (self._published if state else self._dropped)[kind] += 1
-
     def _unsettled(self) -> bool:
         with self._lock:
-            self._settle()
-            return bool(self._events or self._detections)
+            return self._ledger.unsettled()
 
     def _unanswered_for(self) -> float | None:
         """Seconds a connection made has waited for the answer to its CONNECT (None: none waits)."""

@@ -26,9 +26,9 @@ import av.filter
 from zerocopy.errors import InferenceError, PathUnavailable
 from zerocopy.frames import Geometry, ResizeMode
 from zerocopy.refusals import Code, Reason
+from zerocopy.resize.crops import Crop, RoiPlacement, central_crop
+from zerocopy.resize.regions import Fed
 from zerocopy.resize.vaapi import graph_chain, missing_filters
-from zerocopy.roi.crops import Crop, RoiPlacement, central_crop
-from zerocopy.roi.feeds import Fed
 
 ROI_GRAPHS = 8  # scale_vaapi graphs kept per region model (each holds a VA context and an output pool)
 QUANTUM = 8  # letterboxed content sizes are multiples of this: a bounded set of graphs
@@ -132,9 +132,9 @@ class VaapiRoiFeed:
         place = RoiPlacement(crop, g)
         if self._unpack is not None:
             y, uv, _ = self._unpack(small)
-            return {self.y_name: y, self.uv_name: uv}, place, None
+            return Fed({self.y_name: y, self.uv_name: uv}, place)
         y, uv = self.context.create_tensor_nv12(g.dst_h, g.dst_w, self.bridge.surface_id(small))
-        return {self.y_name: y, self.uv_name: uv}, place, (small, y, uv)
+        return Fed({self.y_name: y, self.uv_name: uv}, place, keepalive=(small, y, uv))
 
     def crop(self, frame: av.VideoFrame, crops: Sequence[Crop]) -> list[Fed]:
         """The regions, or the first failure as it was raised."""

@@ -1,13 +1,14 @@
 """A second model on the boxes of the first (`--classify`, FFmpeg's `dnn_classify`, DL Streamer's
-`gvaclassify`): each box is cropped from the decoded frame in the path's own memory (`feeds.py`, and
-the VA paths' crop fields), run through the region model, and what it says is attached to the box.
+`gvaclassify`), and the detector again on tiles of the frame (`--tiles`): the stages that crop.
 
-`crops.py` says which region of the frame a box becomes, `decoders.py` turns a region model's outputs
-into attributes and keypoints, `stage.py` runs it all per frame.
+Each box becomes a region of the frame (`resize/crops.py`), cut from the decoded frame in the path's own
+memory (`resize/regions.py`, and the VA paths' crop fields: `resize/vaapi_roi.py`), run through the region
+model (`stage.py`: `RegionRunner`, its own request queue), and what it says is attached to the box
+(`postprocess/regions.py`). `tasks.py` reads `--classify MODEL[:LABEL,...]`, `setup.py` resolves them.
 """
 
-from zerocopy.roi.crops import Crop, RoiPlacement, crop_for
-from zerocopy.roi.decoders import RoiResult
+from zerocopy.postprocess.regions import RoiResult
+from zerocopy.resize.crops import Crop, RoiPlacement, crop_for
 from zerocopy.roi.tasks import RoiTask, parse_task
 
 __all__ = ["Crop", "RoiPlacement", "RoiResult", "RoiTask", "crop_for", "parse_task"]

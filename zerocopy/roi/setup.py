@@ -12,7 +12,7 @@ from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
 from zerocopy.infer.model import ModelSpec, WrappedModel, resolve_spec
 from zerocopy.postprocess import label_indices
-from zerocopy.roi.decoders import ROI_DECODERS
+from zerocopy.postprocess.regions import ROI_DECODERS
 from zerocopy.roi.stage import RegionModel, RoiStage
 from zerocopy.roi.tasks import RoiTask, parse_task
 from zerocopy.roi.tiles import Tiler
@@ -22,11 +22,11 @@ from zerocopy.roi.tiles import Tiler
 class ResolvedTask:
     task: RoiTask
     spec: ModelSpec
-    keep: tuple[int, ...] | None  # the detector's label indices whose boxes it runs on (None: all)
+    on_labels: tuple[int, ...] | None  # the detector's label indices whose boxes it runs on (None: all)
 
     @property
     def kind(self) -> str:
-        """How its outputs are decoded (`roi.decoders.ROI_DECODERS`)."""
+        """How its outputs are decoded (`postprocess.regions.ROI_DECODERS`)."""
         return self.spec.postprocess or "classifier"
 
 
@@ -39,13 +39,13 @@ def resolve_tasks(config: RunConfig, detector: ModelSpec, core: ov.Core,
     for item in config.classify:
         task = parse_task(item)
         spec = resolve_spec(task.model, core=core, log=log, task="classify")
-        keep = None
+        on_labels = None
         if task.labels:
             try:
-                keep = label_indices(task.labels, detector.labels)
+                on_labels = label_indices(task.labels, detector.labels)
             except ConfigError as e:
                 raise ConfigError("classify", f"--classify {task.text}: {e}") from None
-        out.append(ResolvedTask(task, spec, keep))
+        out.append(ResolvedTask(task, spec, on_labels))
     _one_keypoint_model_per_label(out, detector)
     return out
 
@@ -53,7 +53,7 @@ def resolve_tasks(config: RunConfig, detector: ModelSpec, core: ov.Core,
 def _one_keypoint_model_per_label(tasks: list[ResolvedTask], detector: ModelSpec) -> None:
     """A box holds one set of keypoints: two landmark models on the same label are refused, not one's lost."""
     def runs_on(t: ResolvedTask) -> set[int]:
-        return set(range(max(1, len(detector.labels)))) if t.keep is None else set(t.keep)
+        return set(range(max(1, len(detector.labels)))) if t.on_labels is None else set(t.on_labels)
 
     marking = [t for t in tasks if t.kind in ROI_DECODERS and ROI_DECODERS[t.kind].keypoints]
     for i, a in enumerate(marking):
@@ -74,17 +74,17 @@ def make_stage(core: ov.Core, tasks: list[ResolvedTask], config: RunConfig, inpu
     for t in tasks:
         wrapped = WrappedModel(core, t.spec, input_kind, 1, memory_type)  # type: ignore[arg-type]
         entry = t.spec.entry
-        models.append(RegionModel(wrapped, t.kind, t.keep, config.max_rois,
+        models.append(RegionModel(wrapped, t.kind, t.on_labels, config.max_rois,
                                   entry.crop_expand if entry else 1.0, entry.crop_square if entry else False))
     return RoiStage(models, config.min_presence)
 
 
 def make_tiler(core: ov.Core, detector: ModelSpec, config: RunConfig, input_kind: str, memory_type: str | None,
-               keep_labels: tuple[int, ...] | None) -> Tiler | None:
+               only_labels: tuple[int, ...] | None) -> Tiler | None:
     """The detector again on tiles (`tiles` rows; None when 0), wrapped for the path's region input, with the
     run's threshold and classes."""
     if not config.tiles:
         return None
     wrapped = WrappedModel(core, detector, input_kind, 1, memory_type,  # type: ignore[arg-type]
-                           threshold=config.threshold, keep_labels=keep_labels)
+                           threshold=config.threshold, only_labels=only_labels)
     return Tiler(wrapped, config.tiles)

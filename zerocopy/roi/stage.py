@@ -22,9 +22,9 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import RequestQueue
-from zerocopy.roi.crops import Crop, central_crop, crop_for
-from zerocopy.roi.decoders import RoiDecoder, RoiResult, make_roi_decoder
-from zerocopy.roi.feeds import Fed, RoiFeed
+from zerocopy.postprocess.regions import RoiDecoder, RoiResult, make_roi_decoder
+from zerocopy.resize.crops import Crop, central_crop, crop_for
+from zerocopy.resize.regions import Fed, RoiFeed
 from zerocopy.stages.base import Activation, StageBase
 from zerocopy.stats import Distribution
 
@@ -105,15 +105,15 @@ class RegionRunner:
         self._outputs = {}
         held = []
         try:
-            for i, (inputs, _place, keepalive) in enumerate(fed):
+            for i, region in enumerate(fed):
                 rid = self._queue.get_idle_request_id()
                 request = self._queue[rid]
-                for name, value in inputs.items():
+                for name, value in region.inputs.items():
                     if isinstance(value, np.ndarray):
                         request.get_tensor(name).data[...] = value
                     else:  # a remote tensor over a VA surface
                         request.set_tensor(name, value)
-                held.append((inputs, keepalive))
+                held.append(region)
                 self._queue.start_async(userdata=i)
             self._queue.wait_all()
         except RuntimeError as e:
@@ -136,13 +136,13 @@ class RegionRunner:
 
 
 class RegionModel(RegionRunner):
-    """One `--classify` model in a run: wrapped for the path's input, run on the boxes of `keep` (detector
+    """One `--classify` model in a run: wrapped for the path's input, run on the boxes of `on_labels` (detector
     label indices; None: every box), at most `max_rois` per frame, the largest first."""
 
-    def __init__(self, wrapped: WrappedModel, kind: str, keep: tuple[int, ...] | None, max_rois: int,
+    def __init__(self, wrapped: WrappedModel, kind: str, on_labels: tuple[int, ...] | None, max_rois: int,
                  expand: float, square: bool):
         super().__init__(wrapped)
-        self.kind, self.keep, self.max_rois = kind, keep, max_rois
+        self.kind, self.on_labels, self.max_rois = kind, on_labels, max_rois
         self.expand, self.square = expand, square
         self.decoder: RoiDecoder = make_roi_decoder(kind, wrapped.spec.name, wrapped.width, wrapped.height,
                                                     wrapped.output_shapes, wrapped.spec.labels)
@@ -150,13 +150,13 @@ class RegionModel(RegionRunner):
     def chosen(self, dets: Detections) -> np.ndarray:
         """Indices of the boxes this model runs on: its labels, the largest first, at most `max_rois`."""
         idx = np.arange(len(dets))
-        if self.keep is not None:
-            idx = idx[np.isin(dets.labels, self.keep)]
+        if self.on_labels is not None:
+            idx = idx[np.isin(dets.labels, self.on_labels)]
         area = (dets.xyxy[idx, 2] - dets.xyxy[idx, 0]) * (dets.xyxy[idx, 3] - dets.xyxy[idx, 1])
         return idx[np.argsort(-area, kind="stable")][: self.max_rois]
 
     def decode(self, fed: Sequence[Fed], outputs: Sequence[dict]) -> list[RoiResult]:
-        return [self.decoder(out, place) for out, (_inputs, place, _keep) in zip(outputs, fed, strict=True)]
+        return [self.decoder(out, region.place) for out, region in zip(outputs, fed, strict=True)]
 
     def infer(self, fed: Sequence[Fed]) -> list[RoiResult]:
         """Every region in flight at once, then decoded in order."""
@@ -211,7 +211,7 @@ class RoiStage(CroppingStage):
         t_frame = time.perf_counter()
         attributes: list[list[Attribute]] = [[] for _ in range(len(dets))]
         keypoints: list[np.ndarray | None] = [None] * len(dets)
-        keep = np.ones(len(dets), bool)
+        present = np.ones(len(dets), bool)  # what a landmark model says is what it models (`min_presence`)
         regions = 0
         for model in self.models:
             picked = model.chosen(dets)
@@ -222,19 +222,19 @@ class RoiStage(CroppingStage):
             fed, outputs = model.cut_and_run(frame.source, [c for c in crops if c is not None], self.times)
             results = model.decode(fed, outputs)
             regions += len(boxes)
-            for i, res, (_inputs, place, _keep) in zip(boxes, results, fed, strict=True):
+            for i, res, region in zip(boxes, results, fed, strict=True):
                 if res.mask is not None:
-                    x0, y0, x1, y1 = place.crop.xyxy
+                    x0, y0, x1, y1 = region.place.crop.xyxy
                     np.maximum(frame.output[y0:y1, x0:x1], res.mask, out=frame.output[y0:y1, x0:x1])
                 attributes[i].extend(res.attributes)
                 if res.keypoints is not None and keypoints[i] is None:
                     keypoints[i] = res.keypoints
                 if self.min_presence is not None and res.presence is not None and res.presence < self.min_presence:
-                    keep[i] = False
+                    present[i] = False
         if regions:
             self.times.add_frame(time.perf_counter() - t_frame, regions)
         out = dets.with_extras(attributes, keypoints)
-        return out if keep.all() else out[keep]
+        return out if present.all() else out[present]
 
     def prime(self, frame: PreparedFrame) -> None:
         """Each model once on the middle of the first frame, whether it has boxes or not: a path that

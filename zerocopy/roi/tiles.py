@@ -6,7 +6,7 @@ people and cats at 20 % of the height and cups at 30 % (docs/models.md). Square 
 and magnify: N rows of them, overlapping by at least `OVERLAP` of their side, so an object smaller than
 the overlap is whole in some tile (SAHI's slicing, with its whole-frame pass kept for large objects).
 
-Tiles are cut on each path as region models' crops are (`roi.feeds`, `resize.vaapi_roi`: swscale from the
+Tiles are cut on each path as region models' crops are (`resize.regions`, `resize.vaapi_roi`: swscale from the
 decoded planes, cv2 on the baseline's picture, the VA scaler reading the surface's crop fields), and run
 on a second compiled copy of the detector, up to 4 tiles in flight at once.
 
@@ -28,7 +28,7 @@ from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
 from zerocopy.postprocess.nms import nms
-from zerocopy.roi.crops import Crop, RoiPlacement
+from zerocopy.resize.crops import Crop, RoiPlacement
 from zerocopy.roi.stage import CroppingStage, RegionRunner, RoiTimes
 from zerocopy.stages.base import Activation
 
@@ -178,9 +178,9 @@ class Tiler(RegionRunner, CroppingStage):
         fed, outputs = self.cut_and_run(frame.source, crops, self.times)
         post = self.wrapped.postprocessor
         passes = [(dets, np.zeros((len(dets), 4), bool))]
-        for out, (_inputs, place, _keep) in zip(outputs, fed, strict=True):
-            found = post(out, _InFrame(place))  # type: ignore[arg-type]
-            passes.append((found, cut_by(place.crop, found.xyxy, frame.width, frame.height)))
+        for out, region in zip(outputs, fed, strict=True):
+            found = post(out, _InFrame(region.place))  # type: ignore[arg-type]
+            passes.append((found, cut_by(region.place.crop, found.xyxy, frame.width, frame.height)))
         merged = merge(passes, post.nms_iou, EDGE * crops[0].w)
         self.times.add_frame(time.perf_counter() - t0, len(crops))
         return merged

@@ -184,91 +184,108 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
     given_http = raw.get("http") if isinstance(raw.get("http"), dict) else {}
     raw = fill.table(raw)
     unknown_keys("", sorted(set(raw) - set(TOP_KEYS)), list(TOP_KEYS), problem,
-             f"the top-level keys are {', '.join(TOP_KEYS)}")
-
-    node = raw.get("node")
-    if node is not None and not is_name(node):
-        problem("", f"node must be {NAME_RULE} (it becomes an MQTT topic level)")
-        node = None
-    node = node or default_node()
-
-    publish = None
-    table = table_of(raw, "publish", problem)
-    if table is not None:
-        from zerocopy.publish.target import MqttTarget, ca_problem
-
-        unknown_keys("publish", sorted(set(table) - set(PUBLISH_KEYS)), list(PUBLISH_KEYS), problem,
-                 f"[publish] takes {', '.join(PUBLISH_KEYS)}")
-        url, ca = table.get("url"), table.get("ca")
-        if ca is not None and (not isinstance(ca, str) or not ca):
-            problem("publish", "ca must be the path of a CA certificate file")
-            ca = None
-        elif ca is not None:
-            ca = str(base / os.path.expanduser(ca))
-            if (why := ca_problem(ca)) is not None:  # read as TLS will read it: a file that is no certificate
-                problem("publish", f"ca: {ca}: {why}")
-                ca = None
-        if not isinstance(url, str) or not url:
-            problem("publish", "url is missing (e.g. url = \"mqtt://127.0.0.1:1883/zerocopy\")")
-            url = None
-        else:
-            try:
-                MqttTarget.parse(url, ca=ca)  # the publisher's own check of its URL
-            except ConfigError as e:
-                problem("publish", f"url: {fill.mask(str(e))}")
-        detections = bool_value(table, "detections", "publish", False, problem)
-        if url is not None:
-            publish = PublishConfig(url=url, ca=ca, detections=detections)
-
+                 f"the top-level keys are {', '.join(TOP_KEYS)}")
+    node = _check_node(raw.get("node"), problem)
+    publish = _check_publish(table_of(raw, "publish", problem), fill, problem)
     http = check_http(table_of(raw, "http", problem), given_http, problem)
-
-    defaults: dict[str, Any] = {}
     table = table_of(raw, "defaults", problem)
-    if table is not None:
-        defaults = _check_settings(table, "defaults", problem, fill.mask, base)
-
-    cameras: list[CameraConfig] = []
-    table = table_of(raw, "cameras", problem)
-    unfilled = {name: set(cam) - set((table or {}).get(name, {})) for name, cam in given_cameras.items()}
-    if not table:
-        problem("", "no camera: add at least one [cameras.NAME] table with its url")
-    for cam_name, cam in (table or {}).items():
-        where = f"cameras.{cam_name}"
-        if not is_name(cam_name):
-            problem(where, "a camera's name holds only letters, digits, - and _ (it is an MQTT topic level)")
-        if not isinstance(cam, dict):
-            problem(where, f"a camera is a table ([{where}]) with its url, not a {type(cam).__name__}")
-            continue
-        url = cam.get("url")
-        if (not isinstance(url, str) or not url.strip()) and "url" not in unfilled.get(cam_name, ()):
-            problem(where, "url is missing (the camera's stream: rtsp://…, http://…, /dev/video0)")
-        enabled = bool_value(cam, "enabled", where, True, problem)
-        loop = bool_value(cam, "loop", where, False, problem)
-        publishes = bool_value(cam, "publish", where, True, problem)
-        if publishes and "publish" in cam and publish is None:
-            problem(where, "publish = true but there is no [publish] table with the broker's url")
-        before = len(problem.lines)
-        own = _check_settings({k: v for k, v in cam.items() if k not in CAMERA_KEYS}, where, problem, fill.mask,
-                              base)
-        settings = {**defaults, **own, **({"realtime": True} if loop else {})}  # a looped file is paced as live
-        try:
-            RunConfig.make(settings)  # the settings together (each was checked alone above)
-        except ConfigError as e:
-            if len(problem.lines) == before:
-                problem(where, fill.mask(str(e)))
-        _check_model(settings, where, problem)
-        if isinstance(url, str) and url.strip():
-            url = url.strip()
-            _check_url(url, where, problem, loop)
-            if loop and source_kind(url) == "file":  # relative to the config's folder, like the other files
-                url = str(base / os.path.expanduser(url))
-                if not Path(url).is_file():
-                    problem(where, f"url: {redact(url)!r}: no such file")
-            cameras.append(CameraConfig(name=cam_name, url=url, settings=settings, enabled=enabled,
-                                        publish=publishes and publish is not None, loop=loop))
+    defaults = _check_settings(table, "defaults", problem, fill.mask, base) if table is not None else {}
+    cameras = _check_cameras(table_of(raw, "cameras", problem), given_cameras, defaults, publish is not None, fill,
+                             problem)
     if cameras and not any(c.enabled for c in cameras) and not problem.lines:
         problem("", "every camera has enabled = false")
     if problem.lines:
         raise ServeConfigError([fill.mask(line) for line in problem.lines])
     return ServeConfig(cameras=cameras, publish=publish, http=http, node=node, path=name,
                        secrets=frozenset(fill.filled))
+
+
+def _check_node(node: Any, problem: Callable[[str, str], None]) -> str:
+    """The box's name: the config's `node`, else the machine's."""
+    if node is not None and not is_name(node):
+        problem("", f"node must be {NAME_RULE} (it becomes an MQTT topic level)")
+        node = None
+    return node or default_node()
+
+
+def _check_publish(table: dict | None, fill: Filler, problem: Callable[[str, str], None]) -> PublishConfig | None:
+    """The [publish] table (None: there is none, or it has no usable url); `ca` relative to the config's folder."""
+    if table is None:
+        return None
+    from zerocopy.publish.target import MqttTarget, ca_problem
+
+    unknown_keys("publish", sorted(set(table) - set(PUBLISH_KEYS)), list(PUBLISH_KEYS), problem,
+                 f"[publish] takes {', '.join(PUBLISH_KEYS)}")
+    url, ca = table.get("url"), table.get("ca")
+    if ca is not None and (not isinstance(ca, str) or not ca):
+        problem("publish", "ca must be the path of a CA certificate file")
+        ca = None
+    elif ca is not None:
+        ca = str(fill.base / os.path.expanduser(ca))
+        if (why := ca_problem(ca)) is not None:  # read as TLS will read it: a file that is no certificate
+            problem("publish", f"ca: {ca}: {why}")
+            ca = None
+    if not isinstance(url, str) or not url:
+        problem("publish", "url is missing (e.g. url = \"mqtt://127.0.0.1:1883/zerocopy\")")
+        url = None
+    else:
+        try:
+            MqttTarget.parse(url, ca=ca)  # the publisher's own check of its URL
+        except ConfigError as e:
+            problem("publish", f"url: {fill.mask(str(e))}")
+    detections = bool_value(table, "detections", "publish", False, problem)
+    return PublishConfig(url=url, ca=ca, detections=detections) if url is not None else None
+
+
+def _check_cameras(table: dict | None, given: dict[str, dict], defaults: dict[str, Any], broker: bool, fill: Filler,
+                   problem: Problems) -> list[CameraConfig]:
+    """The [cameras.NAME] tables (filled in; `given`: as written, to tell a url left out because its secret could
+    not be filled in from one missing), each over `defaults`; `broker`: whether there is a [publish] table."""
+    unfilled = {name: set(cam) - set((table or {}).get(name, {})) for name, cam in given.items()}
+    if not table:
+        problem("", "no camera: add at least one [cameras.NAME] table with its url")
+    cameras = []
+    for cam_name, cam in (table or {}).items():
+        camera = _check_camera(cam_name, cam, defaults, broker, "url" in unfilled.get(cam_name, ()), fill, problem)
+        if camera is not None:
+            cameras.append(camera)
+    return cameras
+
+
+def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: bool, url_unfilled: bool,
+                  fill: Filler, problem: Problems) -> CameraConfig | None:
+    """One camera's table checked (None: it has no usable url, or is no table)."""
+    where = f"cameras.{cam_name}"
+    if not is_name(cam_name):
+        problem(where, "a camera's name holds only letters, digits, - and _ (it is an MQTT topic level)")
+    if not isinstance(cam, dict):
+        problem(where, f"a camera is a table ([{where}]) with its url, not a {type(cam).__name__}")
+        return None
+    url = cam.get("url")
+    if (not isinstance(url, str) or not url.strip()) and not url_unfilled:
+        problem(where, "url is missing (the camera's stream: rtsp://…, http://…, /dev/video0)")
+    enabled = bool_value(cam, "enabled", where, True, problem)
+    loop = bool_value(cam, "loop", where, False, problem)
+    publishes = bool_value(cam, "publish", where, True, problem)
+    if publishes and "publish" in cam and not broker:
+        problem(where, "publish = true but there is no [publish] table with the broker's url")
+    before = len(problem.lines)
+    own = _check_settings({k: v for k, v in cam.items() if k not in CAMERA_KEYS}, where, problem, fill.mask,
+                          fill.base)
+    settings = {**defaults, **own, **({"realtime": True} if loop else {})}  # a looped file is paced as live
+    try:
+        RunConfig.make(settings)  # the settings together (each was checked alone above)
+    except ConfigError as e:
+        if len(problem.lines) == before:
+            problem(where, fill.mask(str(e)))
+    _check_model(settings, where, problem)
+    if not isinstance(url, str) or not url.strip():
+        return None
+    url = url.strip()
+    _check_url(url, where, problem, loop)
+    if loop and source_kind(url) == "file":  # relative to the config's folder, like the other files
+        url = str(fill.base / os.path.expanduser(url))
+        if not Path(url).is_file():
+            problem(where, f"url: {redact(url)!r}: no such file")
+    return CameraConfig(name=cam_name, url=url, settings=settings, enabled=enabled, publish=publishes and broker,
+                        loop=loop)

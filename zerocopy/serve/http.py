@@ -78,95 +78,103 @@ def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
     return max(2, min(wanted, soft // 4)) if soft != resource.RLIM_INFINITY else wanted
 
 
-def _protocol_class(read_timeout: float, cap: int) -> type:
-    """uvicorn's h11 protocol, plus: a connection must send a request's complete headers within `read_timeout`
-    of its opening or of its last answer, else it is closed; one whose client stops reading its answer (the
-    write buffer full) for `read_timeout` is aborted; a connection that opens past `cap` aborts one that stalls
-    so, else closes the oldest one that waits for a request (none: its request gets uvicorn's 503); a malformed
-    request's 400 carries `nosniff` too."""
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+class _Deadlines:
+    """What is added to uvicorn's h11 protocol (`_protocol_class` makes the class, with `read_timeout` and
+    `cap`): a connection must send a request's complete headers within `read_timeout` of its opening or of its
+    last answer, else it is closed; one whose client stops reading its answer (the write buffer full) for
+    `read_timeout` is aborted; a connection that opens past `cap` aborts one that stalls so, else closes the
+    oldest one that waits for a request (none: its request gets uvicorn's 503); a malformed request's 400
+    carries `nosniff` too."""
 
-    class Protocol(H11Protocol):
-        _deadline: asyncio.TimerHandle | None = None
-        _stall: asyncio.TimerHandle | None = None
-        waiting_since: float | None = None  # None while a request is being answered
-        stalled = False  # the client does not read the answer: our write buffer is full
+    read_timeout: float
+    cap: int
+    _deadline: asyncio.TimerHandle | None = None
+    _stall: asyncio.TimerHandle | None = None
+    waiting_since: float | None = None  # None while a request is being answered
+    stalled = False  # the client does not read the answer: our write buffer is full
 
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._wait()
-            if len(self.connections) > cap:
-                others = [c for c in self.connections if c is not self]
-                stalled = [c for c in others if getattr(c, "stalled", False)]
-                waiting = [c for c in others if getattr(c, "waiting_since", None) is not None]
-                if stalled:
-                    stalled[0].abort()
-                elif waiting:
-                    min(waiting, key=lambda c: c.waiting_since).drop()
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._wait()
+        if len(self.connections) > self.cap:
+            others = [c for c in self.connections if c is not self]
+            stalled = [c for c in others if getattr(c, "stalled", False)]
+            waiting = [c for c in others if getattr(c, "waiting_since", None) is not None]
+            if stalled:
+                stalled[0].abort()
+            elif waiting:
+                min(waiting, key=lambda c: c.waiting_since).drop()
 
-        def pause_writing(self) -> None:
-            super().pause_writing()
-            self.stalled = True
-            self._stall = self.loop.call_later(read_timeout, self.abort)
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self.stalled = True
+        self._stall = self.loop.call_later(self.read_timeout, self.abort)
 
-        def resume_writing(self) -> None:
-            super().resume_writing()
-            self.stalled = False
-            if self._stall is not None:
-                self._stall.cancel()
-                self._stall = None
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self.stalled = False
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
 
-        def abort(self) -> None:
-            """Drop a connection whose client does not read its answer (closing would wait for the buffer)."""
-            if self.stalled:
-                self.transport.abort()
-                self.connections.discard(self)
+    def abort(self) -> None:
+        """Drop a connection whose client does not read its answer (closing would wait for the buffer)."""
+        if self.stalled:
+            self.transport.abort()
+            self.connections.discard(self)
 
-        def _wait(self) -> None:
-            self.waiting_since = self.loop.time()
-            if self._deadline is not None:
-                self._deadline.cancel()
-            self._deadline = self.loop.call_later(read_timeout, self.drop)
+    def _wait(self) -> None:
+        self.waiting_since = self.loop.time()
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = self.loop.call_later(self.read_timeout, self.drop)
 
-        def drop(self) -> None:
-            """Close the connection unless a request of it is being answered."""
+    def drop(self) -> None:
+        """Close the connection unless a request of it is being answered."""
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if self.waiting_since is not None and not self.transport.is_closing():
+            self.transport.close()
+            self.connections.discard(self)  # counted out now, not when its close completes (uvicorn's cap)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.cycle is not None and not self.cycle.response_complete and self.waiting_since is not None:
+            self.waiting_since = None  # a request came: the deadline is for its headers only
             if self._deadline is not None:
                 self._deadline.cancel()
                 self._deadline = None
-            if self.waiting_since is not None and not self.transport.is_closing():
-                self.transport.close()
-                self.connections.discard(self)  # counted out now, not when its close completes (uvicorn's cap)
 
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            if self.cycle is not None and not self.cycle.response_complete and self.waiting_since is not None:
-                self.waiting_since = None  # a request came: the deadline is for its headers only
-                if self._deadline is not None:
-                    self._deadline.cancel()
-                    self._deadline = None
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._wait()
 
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._wait()
+    def connection_lost(self, exc: Exception | None) -> None:
+        for timer in (self._deadline, self._stall):
+            if timer is not None:
+                timer.cancel()
+        self._deadline = self._stall = None
+        super().connection_lost(exc)
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            for timer in (self._deadline, self._stall):
-                if timer is not None:
-                    timer.cancel()
-            self._deadline = self._stall = None
-            super().connection_lost(exc)
+    def send_400_response(self, msg: str) -> None:
+        import h11
 
-        def send_400_response(self, msg: str) -> None:
-            headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
-                       (NOSNIFF[0].lower().encode(), NOSNIFF[1].encode())]
-            for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
-                          h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
-                self.transport.write(self.conn.send(event))
-            self.transport.close()
+        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+                   (NOSNIFF[0].lower().encode(), NOSNIFF[1].encode())]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                      h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
 
-    return Protocol
+
+def _protocol_class(read_timeout: float, cap: int) -> type:
+    """uvicorn's h11 protocol with `_Deadlines` added, for `read_timeout` and `cap` (uvicorn, an optional
+    dependency, is imported only when a server starts)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    return type("Protocol", (_Deadlines, H11Protocol), {"read_timeout": read_timeout, "cap": cap})
 
 
 class _Loop(asyncio.SelectorEventLoop):
@@ -176,7 +184,7 @@ class _Loop(asyncio.SelectorEventLoop):
     core and wrote 300 MB of tracebacks in 45 s. With one a wake-up, EMFILE pauses accepting for 1 s."""
 
     def _accept_connection(self, protocol_factory, sock, sslcontext=None, server=None, backlog=100, *args, **kw):
-        super()._accept_connection(protocol_factory, sock, sslcontext, server, 1, *args, **kw)  # type: ignore[misc]
+        super()._accept_connection(protocol_factory, sock, sslcontext, server, 1, *args, **kw)
 
 
 class StatusServer:

@@ -16,13 +16,12 @@ from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
 
 
 def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_input_kind: str,
-                    memory_type: str | None, tasks: Sequence[ResolvedTask], labels: LabelChoice,
-                    keep_labels: tuple[int, ...] | None) -> list[Stage]:
+                    memory_type: str | None, tasks: Sequence[ResolvedTask], labels: LabelChoice) -> list[Stage]:
     """Tiles (`tiles`), an input's own classes, region models (`classify`), anonymising (`anonymise`), the classes
     reported, tracking (`track`): the order matters (region models run on the boxes kept, pictures are hidden
     before any output sees them, what is reported is tracked)."""
     stages: list[Stage] = []
-    tiler = make_tiler(core, detector, config, roi_input_kind, memory_type, keep_labels)
+    tiler = make_tiler(core, detector, config, roi_input_kind, memory_type, labels.detected())
     if tiler is not None:
         stages.append(tiler)
     stages.append(DetectedClasses(labels))

@@ -31,7 +31,7 @@ from zerocopy.frames import PreparedFrame
 if TYPE_CHECKING:
     from zerocopy.infer.compiled import CompiledModels
     from zerocopy.infer.model import WrappedModel
-    from zerocopy.roi.feeds import RoiFeed
+    from zerocopy.resize.regions import RoiFeed
 
 
 @dataclass(frozen=True, kw_only=True)

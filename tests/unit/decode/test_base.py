@@ -1,4 +1,7 @@
-"""Every decoder class has every member of the `VideoDecoder` contract (no model needed)."""
+"""Every decoder class has every member of the `VideoDecoder` contract (no model needed); what they
+yield (`Decoded`)."""
+
+import dataclasses
 
 import pytest
 
@@ -25,6 +28,15 @@ DECODERS = {
 }
 
 
+def test_decoded_is_a_record_read_by_name():
+    decoded = Decoded("picture", 1.5, 0.04, 12.0)
+    assert (decoded.frame, decoded.decode_ms, decoded.pts, decoded.arrived) == ("picture", 1.5, 0.04, 12.0)
+    assert "arrived=12.0" in repr(decoded)  # a field, no longer hidden
+    assert Decoded("picture", 1.5, None).arrived is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        decoded.arrived = 13.0  # type: ignore[misc]
+
+
 def test_the_member_list_is_the_protocols():
     declared = set(VideoDecoder.__annotations__) | {name for name in vars(VideoDecoder) if name in METHODS}
     assert declared == set(MEMBERS)
@@ -41,7 +53,7 @@ def test_each_decoder_has_every_member_of_the_contract(clip, make):
         assert decoder.rate == 25.0 and isinstance(decoder.live, bool) and isinstance(decoder.realtime, bool)
         assert not decoder.live and isinstance(decoder.frames_ready, int)
         first = next(iter(decoder.frames()))
-        assert isinstance(first, Decoded) and len(first) == 3
+        assert isinstance(first, Decoded) and first.decode_ms >= 0
     finally:
         decoder.close()
     assert decoder.damage.packets_failed == 0

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from zerocopy.decode.damage import MESSAGE_KINDS, DamageReport
-from zerocopy.decode.live import LiveReport
+from zerocopy.decode.damage import MESSAGE_KINDS, DamageReport, LiveReport
 
 
 def test_the_damage_report_carries_the_live_report():

@@ -7,6 +7,7 @@ from itertools import islice
 
 import pytest
 
+from zerocopy.decode.base import Decoded
 from zerocopy.decode.live import LivePolicy, Paced, Pacer, network_options
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.samples import ClipSpec
@@ -90,7 +91,7 @@ def test_paced_counts_discontinuities_in_the_damage_report():
 
         def frames(self):
             for pts in (0.0, 0.02, 3600.0, 3600.02):
-                yield "frame", 0.1, pts
+                yield Decoded("frame", 0.1, pts)
 
         def close(self):
             pass
@@ -110,7 +111,7 @@ def test_paced_holds_another_decoders_frames_to_their_timestamps():
 
         def frames(self):
             for i in range(10):
-                yield f"frame {i}", 0.1, i / 50
+                yield Decoded(f"frame {i}", 0.1, i / 50)
 
         def close(self):
             self.closed = True
@@ -119,7 +120,7 @@ def test_paced_holds_another_decoders_frames_to_their_timestamps():
     t0 = time.perf_counter()
     items = list(paced.frames())
     assert time.perf_counter() - t0 >= 0.17  # the last is due 0.18 s after the first
-    assert [f for f, _, _ in items] == [f"frame {i}" for i in range(10)]
+    assert [item.frame for item in items] == [f"frame {i}" for i in range(10)]
     # due 0.18 s apart: never early; late only by what a busy machine adds (the pacer aims at ~1 ms)
     assert 0.17 <= items[-1].arrived - items[0].arrived < 2.0
     assert paced.rate == 50.0 and paced.expected_frames == 10
@@ -132,7 +133,7 @@ def test_realtime_paces_a_file_at_its_rate(clips):
     path, _ = clips("live-2s.mp4", ClipSpec(width=320, height=180, frames=2 * FPS, fps=FPS))
     t0 = time.perf_counter()
     dec = PyAVDecoder.on_cpu(path, 1, realtime=True)
-    got = [(pts, item.arrived) for item in dec.frames() for pts in [item[2]]]
+    got = [(item.pts, item.arrived) for item in dec.frames()]
     elapsed = time.perf_counter() - t0
     dec.close()
     assert len(got) == 2 * FPS

@@ -18,8 +18,8 @@ from zerocopy.samples import ClipSpec
 
 def _checksums(decoder: PyAVDecoder) -> list[int]:
     out = []
-    for frame, _ms, _pts in decoder.frames():
-        out.append(zlib.crc32(b"".join(bytes(p) for p in frame.planes)))
+    for decoded in decoder.frames():
+        out.append(zlib.crc32(b"".join(bytes(p) for p in decoded.frame.planes)))
     decoder.close()
     return out
 
@@ -62,14 +62,13 @@ def test_on_cpu_decodes_with_the_threads_it_is_given_on_a_thread_of_its_own(clip
 
 
 @pytest.mark.slow
-def test_decoded_frames_unpack_as_before_and_paced_ones_carry_their_arrival(clips):
+def test_decoded_frames_are_records_and_paced_ones_carry_their_arrival(clips):
     path, _ = clips("decode-parity.mp4", ClipSpec(width=640, height=360, frames=30, noise=3.0, pan=True))
     dec = PyAVDecoder(path, threads=1, read_ahead=2)
     items = list(dec.frames())
     dec.close()
-    assert len(items) == 30 and all(len(item) == 3 for item in items)
-    frame, ms, pts = items[0]
-    assert frame.width == 640 and ms >= 0 and pts == 0.0
+    assert len(items) == 30
+    assert items[0].frame.width == 640 and items[0].decode_ms >= 0 and items[0].pts == 0.0
     assert {item.arrived for item in items} == {None}  # read as fast as it decodes: no arrival
     assert not dec.live and dec.damage.live_report is None and dec.container is None
     paced = PyAVDecoder(path, threads=1, read_ahead=2, realtime=True)

@@ -29,7 +29,7 @@ def test_a_lost_message_behind_one_still_waiting_counts_as_dropped(publisher):
     lost.rc = MQTT_ERR_CONN_LOST  # what paho's reconnect() marks the unwritten QoS 0 messages
     sent._set_as_published()
     with publisher._lock:
-        publisher._detections.extend([waiting, lost, sent])
+        publisher._ledger.pending["detections"].extend([waiting, lost, sent])
     counts = publisher.stats()["detections"]
     assert counts == {"published": 1, "queued": 1, "dropped": 1}
     publisher.close(0)  # the waiting one is not delivered in time: dropped, once
@@ -39,7 +39,7 @@ def test_a_lost_message_behind_one_still_waiting_counts_as_dropped(publisher):
 def test_messages_settled_at_the_head_are_counted_once(publisher):
     first, second = MQTTMessageInfo(1), MQTTMessageInfo(2)
     with publisher._lock:
-        publisher._events.extend([first, second])
+        publisher._ledger.pending["events"].extend([first, second])
     second._set_as_published()  # acknowledged out of order: counted, but stays queued behind the first
     assert publisher.stats()["events"] == {"published": 1, "queued": 1, "dropped": 0}
     first._set_as_published()

@@ -39,7 +39,8 @@ def identity(tmp_path_factory, core):
     model = ov.Model([ov.opset13.result(ov.opset13.multiply(p, np.float32(1.0)))], [p], "identity")
     path = Path(tmp_path_factory.mktemp("identity")) / "identity.xml"
     ov.save_model(model, path)
-    spec = ModelSpec(path, "identity", (), None, "stretch", "RGB", 0.0, 1.0)
+    spec = ModelSpec(path=path, name="identity", labels=(), postprocess=None, resize="stretch", colour="RGB",
+                     mean=0.0, scale=1.0)
     wrapped = WrappedModel(core, spec, "nv12").compile("CPU")
     return wrapped, wrapped.compiled.create_infer_request()
 

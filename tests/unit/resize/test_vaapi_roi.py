@@ -11,9 +11,9 @@ from zerocopy.frames import Geometry
 from zerocopy.infer.model import WrappedModel, resolve_spec
 from zerocopy.paths import CopyFront, ZeroCopyFront
 from zerocopy.refusals import Code
+from zerocopy.resize.crops import Crop, RoiPlacement, crop_for
 from zerocopy.resize.vaapi import graph_chain, missing_filters
 from zerocopy.resize.vaapi_roi import QUANTUM, VaapiRoiFeed, central_crop, layout, roi_geometry
-from zerocopy.roi.crops import Crop, RoiPlacement, crop_for
 
 
 def test_a_square_region_fills_the_input_and_maps_back_exactly():

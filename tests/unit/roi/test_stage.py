@@ -11,7 +11,7 @@ import pytest
 from zerocopy.detections import Detections
 from zerocopy.frames import Geometry, PreparedFrame
 from zerocopy.infer.model import ModelSpec, WrappedModel
-from zerocopy.roi.feeds import BgrRoiFeed, PlanesRoiFeed
+from zerocopy.resize.regions import BgrRoiFeed, PlanesRoiFeed
 from zerocopy.roi.stage import RegionModel, RoiStage
 
 SIZE = 32
@@ -38,11 +38,12 @@ def colour_model(kind: str) -> ov.Model:
     return ov.Model(results, [p], "colour")
 
 
-def region_model(tmp_path, core, kind, feed_class, keep=None, max_rois=8):
+def region_model(tmp_path, core, kind, feed_class, on_labels=None, max_rois=8):
     path = tmp_path / f"{kind}.xml"
     ov.save_model(colour_model(kind), path)
-    spec = ModelSpec(path, kind, (), kind, "stretch", "BGR", 0.0, 1.0, task="classify")
-    model = RegionModel(WrappedModel(core, spec, "bgr"), kind, keep, max_rois, 1.0, False)
+    spec = ModelSpec(path=path, name=kind, labels=(), postprocess=kind, resize="stretch", colour="BGR", mean=0.0,
+                     scale=1.0, task="classify")
+    model = RegionModel(WrappedModel(core, spec, "bgr"), kind, on_labels, max_rois, 1.0, False)
     model.start("CPU", None, {}, feed_class(model.wrapped))
     return model
 
@@ -95,7 +96,7 @@ def test_keypoints_land_in_the_region_and_min_presence_drops_what_the_model_reje
 
 def test_only_the_chosen_labels_and_at_most_max_rois_boxes_the_largest_first(sources, tmp_path, core):
     frame = sources[PlanesRoiFeed]
-    only_blue = RoiStage([region_model(tmp_path, core, "classifier", PlanesRoiFeed, keep=(1,))])
+    only_blue = RoiStage([region_model(tmp_path, core, "classifier", PlanesRoiFeed, on_labels=(1,))])
     out = only_blue.apply(prepared(frame), BOXES)
     assert out.attributes[0] == () and [a.name for a in out.attributes[1]] == ["0"]
     one = RoiStage([region_model(tmp_path, core, "classifier", PlanesRoiFeed, max_rois=1)])

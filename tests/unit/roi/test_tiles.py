@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from zerocopy.detections import Detections
-from zerocopy.roi.crops import Crop
+from zerocopy.resize.crops import Crop
 from zerocopy.roi.tiles import OVERLAP, cut_by, merge, tile_crops
 
 

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from conftest import wait_until
 
-from zerocopy.decode.damage import DamageReport
-from zerocopy.decode.live import LiveReport
+from zerocopy.decode.damage import DamageReport, LiveReport
 from zerocopy.detections import Detections
 from zerocopy.frames import Geometry, PreparedFrame
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd, InputOutcome

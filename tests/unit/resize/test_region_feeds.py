@@ -7,8 +7,8 @@ import av
 import numpy as np
 import pytest
 
-from zerocopy.roi.crops import Crop
-from zerocopy.roi.feeds import PlanesRoiFeed, plane_layout, plane_views, region_planes
+from zerocopy.resize.crops import Crop
+from zerocopy.resize.regions import PlanesRoiFeed, plane_layout, plane_views, region_planes
 
 
 def region_frame(frame: av.VideoFrame, crop: Crop) -> av.VideoFrame:

@@ -16,7 +16,7 @@ import numpy as np
 from zerocopy.detections import Attribute
 from zerocopy.errors import ModelError
 from zerocopy.postprocess.maps import MapReader, to_source
-from zerocopy.roi.crops import RoiPlacement
+from zerocopy.resize.crops import RoiPlacement
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ box's crop, gated by the model's presence score as MediaPipe's pose graph gates 
 
 import numpy as np
 
-from zerocopy.roi.crops import Crop, RoiPlacement
-from zerocopy.roi.decoders import ROI_DECODERS, make_roi_decoder
+from zerocopy.postprocess.regions import ROI_DECODERS, make_roi_decoder
+from zerocopy.resize.crops import Crop, RoiPlacement
 
 POSE = {"Identity": (1, 195), "Identity_1": (1, 1), "Identity_2": (1, 256, 256, 1), "Identity_3": (1, 64, 64, 39),
         "Identity_4": (1, 117)}

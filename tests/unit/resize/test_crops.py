@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from zerocopy.roi.crops import SIZE_STEP, Crop, RoiPlacement, crop_for
+from zerocopy.resize.crops import SIZE_STEP, Crop, RoiPlacement, crop_for
 
 
 def test_a_box_grows_about_its_centre_square_even_and_in_steps():

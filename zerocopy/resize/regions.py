@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import av
 import numpy as np
 from av.video.reformatter import ColorRange, Colorspace, Interpolation, VideoReformatter
 
 from zerocopy.frames import Geometry
+from zerocopy.resize.crops import Crop, RoiPlacement
 from zerocopy.resize.planes import SWS_MATRIX, interpolation, is_full_range, source_matrix
-from zerocopy.roi.crops import Crop, RoiPlacement
 
 # The software feed reads one sample a cache line of a region's rows before swscale does: the decoded frame
 # is out of cache by then (the detector's resize and inference came between), and swscale, reading row by
@@ -29,8 +29,12 @@ PREFETCH_MAX = 1 << 19
 
 BGR24 = av.VideoFormat("bgr24")
 
-# what a feed gives per region: the model's inputs, where the region landed in them, what must stay alive
-Fed = tuple[dict[str, Any], RoiPlacement, Any]
+class Fed(NamedTuple):
+    """What a feed gives per region."""
+
+    inputs: dict[str, Any]  # the region model's inputs by name (host arrays, or remote tensors over a surface)
+    place: RoiPlacement  # where the region landed in them (the way back to frame pixels)
+    keepalive: Any = None  # what must stay alive until the region's inference ends (a VA surface)
 
 
 class RoiFeed(Protocol):
@@ -130,7 +134,7 @@ class PlanesRoiFeed:
             else:
                 tensor = np.zeros((1, self.height, self.width, 3), np.uint8)
                 tensor[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w] = small
-            out.append(({self.name: tensor}, RoiPlacement(crop, g), None))
+            out.append(Fed({self.name: tensor}, RoiPlacement(crop, g)))
         return out
 
 
@@ -149,5 +153,5 @@ class BgrRoiFeed:
         for crop in crops:
             x0, y0, x1, y1 = crop.xyxy
             tensor, g = self.resizer(bgr[y0:y1, x0:x1])
-            out.append(({self.name: tensor}, RoiPlacement(crop, g), None))
+            out.append(Fed({self.name: tensor}, RoiPlacement(crop, g)))
         return out

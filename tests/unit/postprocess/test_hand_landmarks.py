@@ -1,12 +1,12 @@
-"""zerocopy.roi.decoders.HandLandmarks on hand-built outputs: which output is which, points back in frame
+"""zerocopy.postprocess.regions.HandLandmarks on hand-built outputs: which output is which, points back in frame
 pixels, presence as it comes, the likelier hand with its probability."""
 
 import numpy as np
 import pytest
 
 from zerocopy.errors import ModelError
-from zerocopy.roi.crops import Crop, RoiPlacement
-from zerocopy.roi.decoders import make_roi_decoder
+from zerocopy.postprocess.regions import make_roi_decoder
+from zerocopy.resize.crops import Crop, RoiPlacement
 
 # the hand landmark model's outputs, in its order: points, presence, handedness, world points
 SHAPES = {"Identity": (1, 63), "Identity_1": (1, 1), "Identity_2": (1, 1), "Identity_3": (1, 63)}
