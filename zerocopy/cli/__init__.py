@@ -32,8 +32,8 @@ def say(msg: str) -> None:
 def cmd_bench(args) -> int:
     import json
 
-    from zerocopy.bench.report import markdown, plot, table
     from zerocopy.bench.runner import BenchOptions, run_bench
+    from zerocopy.bench.tables import markdown, plot, table
     from zerocopy.cli.options import BENCH_SETTINGS, config_from
     from zerocopy.sinks.files import check_writable, write_text
 
@@ -45,7 +45,7 @@ def cmd_bench(args) -> int:
                         args.repeat)
     if args.streams:
         from zerocopy.bench.density import stream_density
-        from zerocopy.bench.report import density_table, plot_density
+        from zerocopy.bench.tables import density_table, plot_density
 
         result = stream_density(opts, args.max_streams, log=say)
         print(density_table(result))

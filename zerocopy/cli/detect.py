@@ -23,7 +23,7 @@ from zerocopy.sources import expand_inputs
 def _sinks(out: Outputs, labels, inputs: int):
     from zerocopy.sinks.drive import made_sinks
     from zerocopy.sinks.jsonl import EventsSink, JsonlSink
-    from zerocopy.sinks.mqtt import MqttSink
+    from zerocopy.sinks.publish import MqttSink
     from zerocopy.sinks.video import VideoSink
 
     return made_sinks(

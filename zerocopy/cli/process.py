@@ -34,7 +34,7 @@ class MapOutputs:
 def _sinks(out: Outputs, maps: MapOutputs, names, inputs: int) -> list:
     from zerocopy.sinks.drive import made_sinks
     from zerocopy.sinks.jsonl import JsonlSink
-    from zerocopy.sinks.maps import MapVideoSink, NpySink
+    from zerocopy.sinks.map_videos import MapVideoSink, NpySink
 
     blend = "anonymise" if maps.anonymise else "blend"
     return made_sinks(
@@ -54,7 +54,7 @@ def run_process(processor, inputs: Sequence[str], out: Outputs, maps: MapOutputs
 
 def _name_outputs(report: dict, sinks) -> None:
     """Each input's entry in the report names its `output` and `mask_output` videos."""
-    from zerocopy.sinks.maps import MapVideoSink
+    from zerocopy.sinks.map_videos import MapVideoSink
 
     for sink in sinks:
         if isinstance(sink, MapVideoSink):
@@ -67,7 +67,7 @@ def _name_outputs(report: dict, sinks) -> None:
 def _check_targets(args, videos: list[tuple[str, str | None]]) -> None:
     """Refuse, before any work, an output that cannot be written (the videos: by their name too)."""
     from zerocopy.sinks.files import check_writable, stdout_alias
-    from zerocopy.sinks.maps import check_npy_folder
+    from zerocopy.sinks.map_videos import check_npy_folder
     from zerocopy.sinks.video import CONTAINERS
 
     args.json, args.report = stdout_alias(args.json), stdout_alias(args.report)

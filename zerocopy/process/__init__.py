@@ -3,7 +3,7 @@ frame (`text-map`) or on the boxes a detector finds, composed back into the fram
 
 `Processor` is the API (a `Detector` whose results carry `output`), `zerocopy process` the command line
 (cli/process.py); the maps are decoded in postprocess/maps.py and the region stage (roi/), and written
-by sinks/maps.py.
+by sinks/map_videos.py.
 """
 
 from zerocopy.process.processor import Processor

@@ -86,7 +86,7 @@ class Group:
 
     def _run(self, det: Any, publisher: Any, pictures: bool) -> None:
         from zerocopy.sinks.drive import feed
-        from zerocopy.sinks.mqtt import MqttSink
+        from zerocopy.sinks.publish import MqttSink
 
         sinks: list = []
         if publisher is not None and any(c.publish for c in self.configs):

@@ -1,4 +1,4 @@
-"""zerocopy.sinks.maps: the maps of `zerocopy process` as videos (blended, grayscale) and `.npy` files,
+"""zerocopy.sinks.map_videos: the maps of `zerocopy process` as videos (blended, grayscale) and `.npy` files,
 written without overwriting anything."""
 
 import os
@@ -10,7 +10,7 @@ import pytest
 from zerocopy.detections import Detections
 from zerocopy.errors import ZeroCopyError
 from zerocopy.frames import Geometry, PreparedFrame
-from zerocopy.sinks.maps import MapVideoSink, NpySink, blend, check_npy_folder, grayscale
+from zerocopy.sinks.map_videos import MapVideoSink, NpySink, blend, check_npy_folder, grayscale
 
 W, H = 64, 48
 

@@ -1,6 +1,6 @@
-"""zerocopy.bench.report: the tables, with figures missing."""
+"""zerocopy.bench.tables: the tables, with figures missing."""
 
-from zerocopy.bench import report, runner
+from zerocopy.bench import runner, tables
 
 
 def test_bench_tables_survive_missing_ratios_and_limits():
@@ -15,14 +15,14 @@ def test_bench_tables_survive_missing_ratios_and_limits():
               "paths": {"software": path}, "unavailable": {},
               "limits": {"decode_only_fps": None, "decode_only_cpu_ms_per_frame": None, "inference_only_fps": 5.0,
                          "decode_threads": 1, "errors": {"decode": "no frame measured"}}}
-    text = report.table(result)
+    text = tables.table(result)
     # one pair: no range, and said so (not "(0.50–0.50)")
     assert "vs baseline, one side-by-side pair: CPU/frame × 0.50\n" in text + "\n", text
     assert "decode only not measured (no frame measured)" in text
-    assert report._agreement_cell({"matched_share": 1.0, "extra": 0, "reference": "baseline"}) == \
+    assert tables._agreement_cell({"matched_share": 1.0, "extra": 0, "reference": "baseline"}) == \
         "100% matched, 0 extra vs baseline"
     assert "1 run per path, 8 frames measured after 2 warm-up (the input has 10; 300 asked)" in text
-    assert "| software | CPU/CPU | 10.0 |" in report.markdown(result)  # no device recorded: said as the CPU
+    assert "| software | CPU/CPU | 10.0 |" in tables.markdown(result)  # no device recorded: said as the CPU
 
 
 def test_the_middle_path_is_shown_in_both_tables():
@@ -37,7 +37,7 @@ def test_the_middle_path_is_shown_in_both_tables():
               "paths": {"software": {**run, "device": "GPU.0"}, "zero-copy": {**run, "device": "GPU"}},
               "limits": {"decode_only_fps": 5.0, "decode_only_cpu_ms_per_frame": 1.0, "inference_only_fps": 5.0,
                          "decode_threads": 1}}
-    text, markdown = report.table(result), report.markdown(result)
+    text, markdown = tables.table(result), tables.markdown(result)
     assert text.splitlines()[0].split()[:2] == ["path", "decode/infer"]
     assert text.splitlines()[2].split()[:2] == ["software", "CPU/GPU"]
     assert text.splitlines()[3].split()[:2] == ["zero-copy", "GPU/GPU"]
@@ -64,5 +64,5 @@ def test_the_region_stage_is_reported_per_path_in_both_tables():
                          "decode_threads": 1}}
     line = ("regions (--classify): 13 in the measured frames, crop 0.100 ms/region (p95 0.200), "
             "inference 4.00 ms/region, 9.00 ms per frame with regions, 80 regions/s")
-    assert f"software: {line}" in report.table(result)
-    assert f"- `software` {line}" in report.markdown(result)
+    assert f"software: {line}" in tables.table(result)
+    assert f"- `software` {line}" in tables.markdown(result)
