@@ -21,9 +21,9 @@ from typing import Any
 
 from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.errors import ConfigError
+from zerocopy.names import NAME_RULE, as_name, is_name
 from zerocopy.postprocess import POSTPROCESSORS
 from zerocopy.sinks.draw import STYLES
-from zerocopy.sources import NAME_RULE, as_name, is_name
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")

@@ -74,8 +74,8 @@ class Reason(str):
 
 
 def redacted(reason: str) -> str:
-    """`reason` with any URL in it redacted (`sources.redact`), keeping its code."""
-    from zerocopy.sources import redact_text
+    """`reason` with any URL in it redacted (`redaction.redact`), keeping its code."""
+    from zerocopy.redaction import redact_text
 
     text = redact_text(reason)
     return Reason(code_of(reason), text) if isinstance(reason, Reason) else text

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from zerocopy.errors import ConfigError
-from zerocopy.sources import NAME_RULE, expand_inputs, is_name
+from zerocopy.names import NAME_RULE, is_name
+from zerocopy.sources import expand_inputs
 
 Source = str | Path
 

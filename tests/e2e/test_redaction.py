@@ -97,7 +97,7 @@ def test_the_api_shows_no_secret_anywhere(media):
     ("clip.mp4", "clip.mp4"), ("/dev/video0", "/dev/video0"), (str(Path("a b/c.mp4")), "a b/c.mp4"),
 ])
 def test_redact(source, shown):
-    from zerocopy.sources import redact, redact_text
+    from zerocopy.redaction import redact, redact_text
 
     assert redact(source) == shown
     assert redact_text(f"{source}: cannot open: refused") == f"{shown}: cannot open: refused"

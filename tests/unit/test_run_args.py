@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import zerocopy
+from zerocopy.names import camera_name
 from zerocopy.samples import ClipSpec
-from zerocopy.sources import camera_name
 
 
 def test_each_input_of_a_parallel_run_has_its_own_detection_rate(clips, face_model_path):

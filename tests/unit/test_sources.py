@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from zerocopy.sources import mask_secrets, masking, redact, redact_text, source_kind
+from zerocopy.redaction import mask_secrets, masking, redact, redact_text
+from zerocopy.sources import source_kind
 
 PATH_SECRET, QUERY_SECRET, USER_SECRET = "p4th-s3cret", "qu3ry-s3cret", "us3r-s3cret"
 

@@ -21,7 +21,7 @@ from zerocopy.cli.options import (
     build_parser,
 )
 from zerocopy.errors import ConfigError, PathUnavailable, ZeroCopyError
-from zerocopy.sources import redact_text
+from zerocopy.redaction import redact_text
 
 
 def say(msg: str) -> None:

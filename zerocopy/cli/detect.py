@@ -97,7 +97,7 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
 
 def _camera_names(args) -> tuple[str, ...]:
     """Each input's name in events and topics: `--name` (once per input), else its file stem or URL's last part."""
-    from zerocopy.sources import NAME_RULE, camera_name, is_name
+    from zerocopy.names import NAME_RULE, camera_name, is_name
 
     try:
         inputs = expand_inputs(list(args.inputs))

@@ -6,8 +6,8 @@ import os
 import sys
 import time
 
+from zerocopy.redaction import redact
 from zerocopy.sinks.drive import Progress
-from zerocopy.sources import redact
 
 
 class ProgressLines:

@@ -12,8 +12,8 @@ from collections.abc import Callable
 
 def cmd_serve(args, say: Callable[[str], None]) -> int:
     from zerocopy.cli.options import EXIT_OK, EXIT_USAGE
+    from zerocopy.redaction import masking
     from zerocopy.serve.config import ServeConfigError, load_config
-    from zerocopy.sources import masking
 
     try:
         config = load_config(args.config)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerocopy.errors import counted
-from zerocopy.sources import redact_text
+from zerocopy.redaction import redact_text
 
 MESSAGE_KINDS = 50  # kinds of decoder message counted apart; the rest count together
 LAST_MESSAGES = 5  # decoder messages kept whole, the newest

@@ -18,7 +18,8 @@ from typing import Any
 from zerocopy.decode.base import Decoded, VideoDecoder
 from zerocopy.decode.damage import DamageReport, LiveReport
 from zerocopy.errors import counted
-from zerocopy.sources import redact_text, url_scheme
+from zerocopy.redaction import redact_text
+from zerocopy.sources import url_scheme
 
 
 def network_options(url: str, timeout_s: float) -> dict[str, str]:

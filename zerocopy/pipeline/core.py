@@ -25,13 +25,13 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import InferenceScheduler, Result
+from zerocopy.names import camera_name
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
 from zerocopy.pipeline.parallel import Reopen, parallel_events
 from zerocopy.postprocess import label_indices
 from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
-from zerocopy.sources import camera_name
 from zerocopy.stages.base import Activation, InputInfo, Stage
 from zerocopy.stages.chain import StageChain
 from zerocopy.stats import Distribution, RunClock, StageTimes

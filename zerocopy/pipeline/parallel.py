@@ -22,7 +22,7 @@ from zerocopy.infer.queue import Result
 from zerocopy.paths.base import FrameStream
 from zerocopy.pipeline.events import Event, InputEnd, InputOutcome
 from zerocopy.pipeline.loop import RunLoop
-from zerocopy.sources import redact, redact_text
+from zerocopy.redaction import redact, redact_text
 
 # what a feeder says: an opening began, a frame, the opening ended (on its own, with an error, refused by the
 # path), the feeder is gone (no opening will follow)

@@ -12,7 +12,7 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.queue import InferenceScheduler
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputEnd, InputOutcome
 from zerocopy.pipeline.loop import RunLoop
-from zerocopy.sources import redact, redact_text
+from zerocopy.redaction import redact, redact_text
 
 
 def sequential_events(p: RunLoop, sources: list[str], max_frames: int | None) -> Iterator[Event]:

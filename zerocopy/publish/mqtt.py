@@ -28,9 +28,10 @@ import time
 from typing import Any
 
 from zerocopy.errors import ConfigError, ZeroCopyError, clipped
+from zerocopy.names import NAME_RULE, is_name
 from zerocopy.publish.ledger import Ledger
 from zerocopy.publish.target import MqttTarget
-from zerocopy.sources import NAME_RULE, is_name, mask_secrets, redact_text
+from zerocopy.redaction import mask_secrets, redact_text
 
 RECONNECT_MIN, RECONNECT_MAX = 1, 30  # seconds: paho doubles the wait after each failed attempt
 KEEPALIVE = 30  # seconds: a broker gone silent is noticed within 1.5× this

@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from zerocopy.errors import ConfigError
-from zerocopy.sources import MASK, redact
+from zerocopy.redaction import MASK, redact
 
 PASSWORD_ENV = "ZEROCOPY_MQTT_PASSWORD"  # the password when the URL names a user but gives none
 DEFAULT_PORTS = {"mqtt": 1883, "mqtts": 8883}

@@ -20,10 +20,12 @@ from typing import Any
 
 from zerocopy.config import RunConfig, default_node
 from zerocopy.errors import ConfigError, ZeroCopyError
+from zerocopy.names import NAME_RULE, is_name
+from zerocopy.redaction import redact
 from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
 from zerocopy.serve.http_config import HttpConfig, check_http
 from zerocopy.serve.secrets import Filler
-from zerocopy.sources import NAME_RULE, is_name, redact, source_kind
+from zerocopy.sources import source_kind
 
 # what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
@@ -74,7 +76,7 @@ class ServeConfig:
     node: str = ""
     path: str = ""
     # every value filled in from the environment or a file: serve masks each wherever it would show
-    # (`sources.masking`), in a camera's user, password, path or query alike
+    # (`redaction.masking`), in a camera's user, password, path or query alike
     secrets: frozenset[str] = field(default=frozenset(), repr=False)
 
 

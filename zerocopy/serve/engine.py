@@ -24,11 +24,11 @@ from zerocopy.errors import ZeroCopyError
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
 from zerocopy.pipeline.parallel import Reopen
+from zerocopy.redaction import redact_text
 from zerocopy.serve.cameras import Camera
 from zerocopy.serve.config import SERVICE_SETTINGS
 from zerocopy.serve.status import CameraState, CameraStatus
 from zerocopy.sinks import NullSink
-from zerocopy.sources import redact_text
 
 RESTART_S = (1.0, 30.0)  # a run, or a camera, that ended is started again after 1 s, doubling to 30 s
 REOPEN = Reopen(*RESTART_S)

@@ -1,7 +1,7 @@
 """Secrets in `zerocopy serve`'s config: `${NAME}` (the environment variable NAME) and `${file:PATH}` (the
 contents of PATH, its trailing newline removed: Docker and systemd credentials) in string values; `$$` is a
 literal `$`. What was filled in is remembered so that every message can mask it: the config's problems here,
-everything serve shows while it runs through `sources.masking`."""
+everything serve shows while it runs through `redaction.masking`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zerocopy.sources import MASK, MIN_MASKED, redact_text
+from zerocopy.redaction import MASK, MIN_MASKED, redact_text
 
 REFERENCE = re.compile(r"\$(\$|\{([^}]*)\})")
 
