@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from zerocopy.bench.runner import BenchOptions, describe_input, machine, plan, run_worker
+from zerocopy.bench.runner import BenchOptions, describe_input, machine, plan, resolved_config, run_worker
 from zerocopy.errors import PathUnavailable, ZeroCopyError
 
 MAX_LATENCY_MS = 1000.0  # a stream is kept in real time when its p95 arrival-to-result latency stays below
@@ -15,16 +15,15 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
     this machine keeps in real time: every frame processed, each stream at ≥ 90 % of its rate, p95
     latency ≤ 1 s. Doubling, then halving
     the gap; each trial in its own process. `opts.frames` frames per stream (at the input's rate)."""
-    from zerocopy.infer.model import make_core, resolve_spec
+    from zerocopy.infer.model import make_core
 
     paths, refused = plan(opts)
     if not paths:
         raise PathUnavailable(refused)
-    spec = resolve_spec(opts.config.model, core=make_core(None))
     info = describe_input(opts.input, opts.frames)
     frames = min(opts.frames, info["frames"] or opts.frames)
     # decoding threads and nireq stay "auto": each trial's Detector resolves them for its streams
-    config = opts.config.resolve(spec=spec).replace(realtime=True)
+    config = resolved_config(opts, make_core(None), log).replace(realtime=True)
     common = {"input": opts.input, "frames": frames, "config": config.to_dict(), "kind": "streams",
               "max_latency_ms": MAX_LATENCY_MS, "rate": info.get("rate") or 25.0}
     density: dict[str, dict] = {}

@@ -150,17 +150,6 @@ def is_process_model(model: str) -> bool:
     return model in CATALOG and CATALOG[model].task == "process"
 
 
-def check_regions(config: RunConfig, spec, core, log: Callable[[str], None]) -> None:
-    """`classes` and `classify` checked against the model's labels (and the region models pulled) once,
-    before measuring: a bad name is one `ConfigError`, not a refusal of every path."""
-    from zerocopy.postprocess import label_indices
-    from zerocopy.roi.setup import resolve_tasks
-
-    if config.classes:
-        label_indices(config.classes, spec.labels)
-    resolve_tasks(config, spec, core, log)
-
-
 def _frames_line(counts: list[int]) -> int | str:
     lo, hi = min(counts), max(counts)
     return lo if lo == hi else f"{lo}–{hi}"
@@ -178,7 +167,7 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     if not paths:
         raise PathUnavailable(refused)
     core = make_core(None)
-    resolved = _resolved_config(opts, core, log)
+    resolved = resolved_config(opts, core, log)
     info = describe_input(opts.input, opts.warmup + opts.frames)
     frames = frames_to_measure(info, opts, log)
     unavailable = {p: "; ".join(why) for p, why in refused.items()}
@@ -207,19 +196,14 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     }
 
 
-def _resolved_config(opts: BenchOptions, core, log: Callable[[str], None]) -> RunConfig:
-    """`opts.config` resolved for its model, which is read (and its regions checked) now: a model that cannot be
-    read or fed is refused before anything is measured."""
-    from zerocopy.infer.model import resolve_spec
+def resolved_config(opts: BenchOptions, core, log: Callable[[str], None]) -> RunConfig:
+    """`opts.config` resolved for its model by the run's plan, as `detect` and `process` make it (`plan.py`): the
+    model read, `classes` and `classify` checked against its labels, the region models pulled, once, before
+    measuring: a model that cannot be read or fed, or a bad name, is one error, not a refusal of every path."""
+    from zerocopy.plan import plan_detection, plan_processing
 
-    if is_process_model(opts.config.model):  # its Processor resolves it (and the detector it runs on) now
-        from zerocopy.bench.worker import runner
-
-        with runner(opts.config) as proc:
-            return proc.config
-    spec = resolve_spec(opts.config.model, core=core)  # a model that cannot be read or fed: refused now
-    check_regions(opts.config, spec, core, log)
-    return opts.config.resolve(spec=spec)
+    make = plan_processing if is_process_model(opts.config.model) else plan_detection
+    return make(opts.config, core, log=log).config
 
 
 def _interleaved(paths: list[str], common: dict, threads: int, unavailable: dict[str, str], repeat: int,
