@@ -65,7 +65,8 @@ def run_density(workdir: Path, max_streams: int) -> dict:
     clip = workdir / "clip-1080p30.mp4"
     write_clip(clip, ClipSpec(width=1920, height=1080, fps=30, frames=150, face="grace_hopper"))
     try:
-        return stream_density(BenchOptions(str(clip), frames=150), max_streams, log=lambda m: print(m, file=sys.stderr))
+        return stream_density(BenchOptions(input=str(clip), frames=150), max_streams,
+                              log=lambda m: print(m, file=sys.stderr))
     except ZeroCopyError as e:
         return {"error": str(e)}
 

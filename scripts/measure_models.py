@@ -52,10 +52,11 @@ def clip_set(frames: int) -> dict[str, ClipSpec]:
         out[f"free1080-{bg}.mp4"] = ClipSpec(width=1920, height=1080, frames=frames, face=None, background=bg,
                                              pan=True, noise=2.0, codec="libx265")
     out["large720.mp4"] = ClipSpec(width=1280, height=720, frames=frames, background="motorcycle", noise=2.0,
-                                   people=(Person("astronaut", 0.6, 0.3, 0.55, drift=0.3),))
+                                   people=(Person(photo="astronaut", face_height=0.6, x=0.3, y=0.55, drift=0.3),))
     out["large1080.mp4"] = ClipSpec(width=1920, height=1080, frames=frames, background="coffee", noise=2.0,
-                                    codec="libx265", people=(Person("grace_hopper", 0.45, 0.25, 0.45, drift=0.15),
-                                                             Person("astronaut", 0.3, 0.8, 0.4, flip=True)))
+                                    codec="libx265",
+                                    people=(Person(photo="grace_hopper", face_height=0.45, x=0.25, y=0.45, drift=0.15),
+                                            Person(photo="astronaut", face_height=0.3, x=0.8, y=0.4, flip=True)))
     return out
 
 

@@ -29,7 +29,7 @@ PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Kind:
     """How one setting's values are checked (`check`, for the API and the CLI alike) and read from
     the command line (`parse`: text → value; `flag`: a switch that takes no value)."""
@@ -66,17 +66,18 @@ def _is_number(v: Any) -> bool:
 
 
 def integer(low: int, optional: bool = True) -> Kind:
-    return Kind(f"an integer ≥ {low}", lambda v: _is_int(v) and v >= low, parse=int, optional=optional, none="auto")
+    return Kind(accepts=f"an integer ≥ {low}", test=lambda v: _is_int(v) and v >= low, parse=int, optional=optional,
+                none="auto")
 
 
 def choice(*values: str, optional: bool = False) -> Kind:
-    return Kind(f"one of {', '.join(values)}", lambda v: v in values, choices=values, optional=optional,
+    return Kind(accepts=f"one of {', '.join(values)}", test=lambda v: v in values, choices=values, optional=optional,
                 none="per model")
 
 
 def text(optional: bool = True) -> Kind:
-    return Kind("a string", lambda v: isinstance(v, str | Path) and str(v) != "", convert=str, optional=optional,
-                none="unset")
+    return Kind(accepts="a string", test=lambda v: isinstance(v, str | Path) and str(v) != "", convert=str,
+                optional=optional, none="unset")
 
 
 def _pair(item: str) -> tuple[str, str]:
@@ -92,29 +93,29 @@ def _names(v: Any) -> tuple[str, ...]:
     return tuple(str(n).strip() for n in items)
 
 
-NAMES = Kind("class names (a sequence of names, or one comma-separated string)",
-             lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
+NAMES = Kind(accepts="class names (a sequence of names, or one comma-separated string)",
+             test=lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
              and len(_names(v)) > 0 and all(_names(v)),
              convert=_names, parse=_names, optional=True, none="every class")
 def _items(v: Any) -> tuple[str, ...]:
     return (v,) if isinstance(v, str) else tuple(v)
 
 
-TASKS = Kind("MODEL or MODEL:LABEL,... (a model, then the labels of the boxes it runs on; in the API, one such "
+TASKS = Kind(accepts="MODEL or MODEL:LABEL,... (a model, then the labels of the boxes it runs on; in the API, one such "
              "string or a list of them)",
-             lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
+             test=lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
              and all(s.strip() and not s.strip().endswith(":") for s in _items(v)),
              convert=lambda v: tuple(s.strip() for s in _items(v)), parse=str, repeat=True)
-SWITCH = Kind("True or False", lambda v: isinstance(v, bool), parse=None, flag=True)
-SCORE = Kind("a number in (0, 1]", lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
+SWITCH = Kind(accepts="True or False", test=lambda v: isinstance(v, bool), parse=None, flag=True)
+SCORE = Kind(accepts="a number in (0, 1]", test=lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
              optional=True, none="the model's own")
-SECONDS = Kind("a number of seconds > 0", lambda v: _is_number(v) and v > 0, convert=float, parse=float)
-RATE = Kind("a number of frames per second > 0", lambda v: _is_number(v) and v > 0, convert=float, parse=float,
-            optional=True, none="every frame")
-TILE_ROWS = Kind("an integer from 0 to 4", lambda v: _is_int(v) and 0 <= v <= 4, parse=int)
-NODE = Kind(f"{NAME_RULE} (it becomes an MQTT topic level)", is_name, optional=True, none="the host name")
-PROPERTIES = Kind("a mapping of OpenVINO property names to values",
-                  lambda v: v is None or (isinstance(v, Mapping) and all(isinstance(k, str) and k for k in v)),
+SECONDS = Kind(accepts="a number of seconds > 0", test=lambda v: _is_number(v) and v > 0, convert=float, parse=float)
+RATE = Kind(accepts="a number of frames per second > 0", test=lambda v: _is_number(v) and v > 0, convert=float,
+            parse=float, optional=True, none="every frame")
+TILE_ROWS = Kind(accepts="an integer from 0 to 4", test=lambda v: _is_int(v) and 0 <= v <= 4, parse=int)
+NODE = Kind(accepts=f"{NAME_RULE} (it becomes an MQTT topic level)", test=is_name, optional=True, none="the host name")
+PROPERTIES = Kind(accepts="a mapping of OpenVINO property names to values",
+                  test=lambda v: v is None or (isinstance(v, Mapping) and all(isinstance(k, str) and k for k in v)),
                   convert=lambda v: dict(v or {}), parse=_pair, repeat=True)
 
 

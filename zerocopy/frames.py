@@ -14,7 +14,7 @@ def _even(v: float) -> int:
     return max(2, int(round(v / 2.0)) * 2)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Geometry:
     """Where a source frame lands inside the model input, and the way back.
 
@@ -35,13 +35,13 @@ class Geometry:
     @classmethod
     def fit(cls, src_w: int, src_h: int, dst_w: int, dst_h: int, mode: ResizeMode) -> Geometry:
         if mode == "stretch":
-            return cls(src_w, src_h, dst_w, dst_h, 0, 0, dst_w, dst_h)
+            return cls(src_w=src_w, src_h=src_h, dst_w=dst_w, dst_h=dst_h, x0=0, y0=0, content_w=dst_w, content_h=dst_h)
         scale = min(dst_w / src_w, dst_h / src_h)
         cw = min(dst_w, _even(src_w * scale))
         ch = min(dst_h, _even(src_h * scale))
         x0 = ((dst_w - cw) // 2) & ~1
         y0 = ((dst_h - ch) // 2) & ~1
-        return cls(src_w, src_h, dst_w, dst_h, x0, y0, cw, ch)
+        return cls(src_w=src_w, src_h=src_h, dst_w=dst_w, dst_h=dst_h, x0=x0, y0=y0, content_w=cw, content_h=ch)
 
     @property
     def is_full(self) -> bool:
@@ -59,7 +59,7 @@ class Geometry:
         return b
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PreparedFrame:
     """A decoded frame made ready for inference: model inputs plus what is needed to report on it.
 

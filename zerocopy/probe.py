@@ -17,7 +17,7 @@ from zerocopy.refusals import Code, Reason, code_of, summary
 VA_FILTERS = ("scale_vaapi", "pad_vaapi", "hwdownload")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Facts:
     hwdevices: tuple[str, ...]
     filters: dict[str, bool]

@@ -50,7 +50,7 @@ def load_photo(name: str) -> np.ndarray:
     return np.asarray(Image.fromarray(img).convert("RGB"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Person:
     """One face in a crowd scene: which photo, how big its face is, where, and what makes it look
     different from the other faces made from the same photo."""
@@ -64,7 +64,7 @@ class Person:
     drift: float = 0.0  # horizontal motion, in frame widths over the whole clip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ClipSpec:
     width: int = 640
     height: int = 360
@@ -133,7 +133,7 @@ def scene(spec: ClipSpec, index: int, photos: dict[str, Image.Image],
 _CUT_MARGIN = (0.7, 0.6, 0.7, 1.3)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Sprite:
     """A person cut out of a photo at its size in the clip, with a soft elliptical edge."""
 
@@ -167,8 +167,8 @@ class Sprite:
         ImageDraw.Draw(mask).ellipse((feather, feather, pw - 1 - feather, ph - 1 - feather), fill=255)
         mask = mask.filter(ImageFilter.GaussianBlur(feather / 2))
         alpha = np.asarray(mask, np.float32)[..., None] / 255.0
-        return cls(np.ascontiguousarray(rgb), alpha, face,
-                   (person.x * width, person.y * height), person.drift * width)
+        return cls(rgb=np.ascontiguousarray(rgb), alpha=alpha, face=face,
+                   start=(person.x * width, person.y * height), travel=person.drift * width)
 
     def paste(self, canvas: np.ndarray, t: float) -> np.ndarray:
         """Blend into `canvas` (float32 RGB, in place) at clip time `t` in [0, 1]; the true face box."""
@@ -213,7 +213,7 @@ def crowd(count: int, seed: int = 0, sizes: tuple[float, float] = (0.08, 0.2), d
                        x + fw * (0.5 + mr) + max(0, d), y + fh * (0.5 + mb))
                 face = (x - fw * 0.75 + min(0, d), y - fh * 0.75, x + fw * 0.75 + max(0, d), y + fh * 0.75)
                 if not any(overlap(cut, of) or overlap(face, oc) for _, oc, of in placed):
-                    person = Person(photo, float(fh), x, y, flip=bool(rng.integers(2)),
+                    person = Person(photo=photo, face_height=float(fh), x=x, y=y, flip=bool(rng.integers(2)),
                                     gain=float(rng.uniform(0.8, 1.15)), drift=d)
                     placed.append((person, cut, face))
                     break

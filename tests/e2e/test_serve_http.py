@@ -43,8 +43,8 @@ SECRET = "pw-never-shown"
 def frame(index: int, inferred: bool = True, latency_s: float = 0.02) -> PreparedFrame:
     rgb = np.zeros((H, W, 3), np.uint8)
     rgb[:, :, 1] = np.linspace(0, 255, W, dtype=np.uint8)  # a gradient: a picture, not a blank
-    return PreparedFrame(index, index / 25, W, H, Geometry.fit(W, H, W, H, "stretch"), {},
-                         picture=av.VideoFrame.from_ndarray(rgb, format="rgb24"),
+    return PreparedFrame(index=index, pts=index / 25, width=W, height=H, geometry=Geometry.fit(W, H, W, H, "stretch"),
+                         inputs={}, picture=av.VideoFrame.from_ndarray(rgb, format="rgb24"),
                          arrived=time.perf_counter() - latency_s, inferred=inferred)
 
 

@@ -17,9 +17,9 @@ FREE = {
 }
 LARGE = {
     "large-720p.mp4": ClipSpec(width=1280, height=720, frames=12, background="coffee", noise=2.0,
-                               people=(Person("astronaut", 0.6, 0.35, 0.55, drift=0.2),)),
+                               people=(Person(photo="astronaut", face_height=0.6, x=0.35, y=0.55, drift=0.2),)),
     "large-1080p.mp4": ClipSpec(width=1920, height=1080, frames=12, background="rocket", noise=2.0,
-                                people=(Person("grace_hopper", 0.4, 0.25, 0.45, drift=0.1),
-                                        Person("astronaut", 0.3, 0.75, 0.4, flip=True))),
+                                people=(Person(photo="grace_hopper", face_height=0.4, x=0.25, y=0.45, drift=0.1),
+                                        Person(photo="astronaut", face_height=0.3, x=0.75, y=0.4, flip=True))),
 }
 

@@ -115,7 +115,8 @@ def test_the_hardware_types_of_pypis_ffmpeg_are_explained_not_offered():
     assert "none" in doctor.hardware_types_line([])
     from zerocopy.probe import va_reasons
 
-    why = va_reasons(Facts(("cuda", "qsv"), {}, (), ("CPU",), "ok"), letterbox=True, download=False)[0]
+    why = va_reasons(Facts(hwdevices=("cuda", "qsv"), filters={}, render_nodes=(), ov_devices=("CPU",),
+                           bridge="ok"), letterbox=True, download=False)[0]
     assert why == ("PyAV was built without VA-API, the only hardware decoding zerocopy uses (its FFmpeg has cuda, qsv "
                    "instead, none of which zerocopy uses)")
     assert "offers" not in why

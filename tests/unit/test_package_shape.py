@@ -135,3 +135,58 @@ def test_the_glue_calls_the_stage_contracts_instead_of_probing():
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
                     probes.append(f"{p.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert probes == []
+
+
+# Issue 27: a record (dataclass or NamedTuple) of more than four fields is keyword-only, so that a field added or
+# moved cannot silently shift the others at a positional call. These stay positional, each for its reason.
+POSITIONAL_RECORDS = {
+    "Detections": "a numpy container, built positionally everywhere like supervision's",
+}
+
+
+def _records() -> list[tuple[str, str, int, bool]]:
+    """Every dataclass and NamedTuple in the package: (name, where, how many fields, keyword-only)."""
+    found = []
+    for p in sorted(ROOT.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            decorators = [ast.unparse(d) for d in node.decorator_list]
+            if (any(d.split("(")[0].rpartition(".")[2] == "dataclass" for d in decorators)
+                    or any(ast.unparse(b).rpartition(".")[2] == "NamedTuple" for b in node.bases)):
+                fields = [s for s in node.body if isinstance(s, ast.AnnAssign)
+                          and not ast.unparse(s.annotation).startswith("ClassVar")]
+                found.append((node.name, f"{p.relative_to(ROOT)}:{node.lineno}", len(fields),
+                              any("kw_only=True" in d for d in decorators)))
+    return found
+
+
+def test_records_of_more_than_four_fields_are_built_with_keywords():
+    positional = {name: where for name, where, fields, kw_only in _records() if fields > 4 and not kw_only}
+    assert {name: where for name, where in positional.items() if name not in POSITIONAL_RECORDS} == {}
+    assert sorted(set(POSITIONAL_RECORDS) - set(positional)) == [], "keyword-only now: take it off the list"
+
+
+def test_no_keyword_only_record_is_built_positionally():
+    """Such a call fails only when it runs; this finds it where no test runs it (scripts, tests/native, tests/igpu):
+    `Record(...)`, `module.Record(...)`, and `cls(...)` / `type(self)(...)` in the record's own methods."""
+    records = _records()
+    kw_only = {r[0] for r in records if r[3]} - {r[0] for r in records if not r[3]}
+    repo = Path(__file__).resolve().parents[2]
+    calls = []
+    files = [*(repo / "zerocopy").rglob("*.py"), *(repo / "tests").rglob("*.py"), *(repo / "scripts").glob("*.py")]
+    for p in sorted(files):
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        own = {}  # a call inside a record's method → that record
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name in kw_only):
+            for method in (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.args.args):
+                first = method.args.args[0].arg
+                own |= {id(c): cls.name for c in ast.walk(method) if isinstance(c, ast.Call)
+                        and ast.unparse(c.func) in (first, f"type({first})", f"{first}.__class__")}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and node.args:
+                name = own.get(id(node)) or getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name in kw_only:
+                    calls.append(f"{p.relative_to(repo)}:{node.lineno}: {ast.unparse(node)[:100]}")
+    assert kw_only, "the walk found no keyword-only records: it is broken"
+    assert calls == []

@@ -7,12 +7,13 @@ import pytest
 from zerocopy.errors import PathUnavailable
 from zerocopy.probe import Facts, refusals, verdicts
 
-NOTHING = Facts(("cuda", "qsv", "drm", "amf"), {"scale_vaapi": False, "pad_vaapi": False, "hwdownload": True},
-                (), ("CPU",), "the FFmpeg headers found (libavutil 57.28.100) are not those PyAV links")
+NOTHING = Facts(hwdevices=("cuda", "qsv", "drm", "amf"),
+                filters={"scale_vaapi": False, "pad_vaapi": False, "hwdownload": True}, render_nodes=(),
+                ov_devices=("CPU",), bridge="the FFmpeg headers found (libavutil 57.28.100) are not those PyAV links")
 
 
-EVERYTHING = Facts(("vaapi", "drm"), {"scale_vaapi": True, "pad_vaapi": True, "hwdownload": True},
-                   ("/dev/dri/renderD128",), ("CPU", "GPU"), "ok")
+EVERYTHING = Facts(hwdevices=("vaapi", "drm"), filters={"scale_vaapi": True, "pad_vaapi": True, "hwdownload": True},
+                   render_nodes=("/dev/dri/renderD128",), ov_devices=("CPU", "GPU"), bridge="ok")
 
 
 def test_a_named_render_node_is_tried_even_when_dev_dri_lists_none(tmp_path):
@@ -21,8 +22,8 @@ def test_a_named_render_node_is_tried_even_when_dev_dri_lists_none(tmp_path):
 
     node = tmp_path / "renderD200"
     node.write_bytes(b"")
-    facts = Facts(("vaapi",), {"scale_vaapi": True, "pad_vaapi": True, "hwdownload": True}, (), ("CPU", "GPU"),
-                  "ok")
+    facts = Facts(hwdevices=("vaapi",), filters={"scale_vaapi": True, "pad_vaapi": True, "hwdownload": True},
+                  render_nodes=(), ov_devices=("CPU", "GPU"), bridge="ok")
     assert refusals(facts) == {p: ["no /dev/dri render node"] for p in ("zero-copy", "copy")}
     assert refusals(facts, va_device=str(node)) == {}
     missing = refusals(facts, va_device=str(tmp_path / "nope"))

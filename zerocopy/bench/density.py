@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zerocopy.bench.runner import BenchOptions, describe_input, machine, plan, resolved_config, run_worker
+from zerocopy.decode.base import GUESSED_RATE
 from zerocopy.errors import PathUnavailable, ZeroCopyError
 
 MAX_LATENCY_MS = 1000.0  # a stream is kept in real time when its p95 arrival-to-result latency stays below
@@ -25,7 +26,7 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
     # decoding threads and nireq stay "auto": each trial's Detector resolves them for its streams
     config = resolved_config(opts, make_core(None), log).replace(realtime=True)
     common = {"input": opts.input, "frames": frames, "config": config.to_dict(), "kind": "streams",
-              "max_latency_ms": MAX_LATENCY_MS, "rate": info.get("rate") or 25.0}
+              "max_latency_ms": MAX_LATENCY_MS, "rate": info.get("rate") or GUESSED_RATE}
     density: dict[str, dict] = {}
     every_frame: dict[str, int] = {}  # with --detect-fps: the same search inferring every frame, side by side
     unavailable = {p: "; ".join(why) for p, why in refused.items()}

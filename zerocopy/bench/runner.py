@@ -22,7 +22,7 @@ BENCH_PATHS = (*AUTO_ORDER, "baseline")
 _Runs = dict[str, list[dict]]  # a path's (or a limit's) name → what its runs gave
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BenchOptions:
     """What to measure (`input`, `paths`), how long (`frames` after `warmup`, `repeat` runs) and with
     which run settings (`config`: each worker gets it whole, as JSON)."""

@@ -52,7 +52,7 @@ class NotNeeded(BridgeUnavailable):
     """PyAV has no VA-API, so no path could use the bridge: nothing is wrong (the VA paths say why they refuse)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Headers:
     include_dirs: tuple[str, ...]
     library_dirs: tuple[str, ...]
@@ -106,7 +106,8 @@ def find_headers(pkgconfig_dir: str | None = None) -> Headers:
                                 f"({missing[0] if missing else 'not found'})") from None
     includes = tuple(dict.fromkeys([f[2:] for f in cflags] + [includedir]))
     libdirs = tuple(dict.fromkeys([f[2:] for f in libs] + [libdir]))
-    return Headers(includes, libdirs, versions["libavutil"], versions["libavfilter"], versions["libavcodec"], origin)
+    return Headers(include_dirs=includes, library_dirs=libdirs, avutil=versions["libavutil"],
+                   avfilter=versions["libavfilter"], avcodec=versions["libavcodec"], origin=origin)
 
 
 def build_dir() -> Path:

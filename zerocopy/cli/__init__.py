@@ -41,8 +41,8 @@ def cmd_bench(args) -> int:
         raise ZeroCopyError(f"cannot write --plot {args.plot}: name a .png, .svg or .pdf file")
     for option, target in (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)):
         check_writable(option, target)
-    opts = BenchOptions(args.input, config_from(args, BENCH_SETTINGS), args.paths, args.frames, args.warmup,
-                        args.repeat)
+    opts = BenchOptions(input=args.input, config=config_from(args, BENCH_SETTINGS), paths=args.paths,
+                        frames=args.frames, warmup=args.warmup, repeat=args.repeat)
     if args.streams:
         from zerocopy.bench.density import stream_density
         from zerocopy.bench.tables import density_table, plot_density

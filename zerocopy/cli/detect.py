@@ -12,12 +12,12 @@ from zerocopy.cli.runtime import (
     claim_outputs,
     drive,
     finish,
+    given_inputs,
     open_publisher,
     refusal_teller,
     stop_on_signals,
 )
-from zerocopy.errors import ConfigError, ZeroCopyError, counted
-from zerocopy.sources import expand_inputs
+from zerocopy.errors import ConfigError, counted
 
 
 def _sinks(out: Outputs, labels, inputs: int):
@@ -48,12 +48,13 @@ def _name_outputs(report: dict, sinks) -> None:
 
 
 def run_detect(detector, inputs: Sequence[str], out: Outputs) -> DetectRun:
-    """Run `detector` over the inputs into the sinks `out` asks for, and write the report.
+    """Run `detector` over the inputs (folders expanded: `given_inputs`) into the sinks `out` asks for, and write
+    the report.
 
     The path is tried in `auto` order until one commits (its first frame went through inference);
     a refused one writes nothing. The sinks are made once and closed here, whichever path ran.
     """
-    inputs = expand_inputs(list(inputs))
+    inputs = list(inputs)
     return drive(detector, inputs, out, _sinks(out, detector.spec.labels, len(inputs)), _name_outputs)
 
 
@@ -78,12 +79,13 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
     config = config_from(args)  # (`anonymise` with `detect_fps` is refused there: the frames between would show)
     if (args.events or args.publish) and not config.track:
         config = config.replace(track=True)  # events come from tracked objects
-    cameras = _camera_names(args)
-    out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel,
-                  progress_factory(args.quiet), events=args.events, cameras=cameras,
+    inputs = given_inputs(args)
+    cameras = _camera_names(args, inputs)
+    out = Outputs(json=args.json, output=args.output, report=args.report, max_frames=args.max_frames,
+                  parallel=args.parallel, progress=progress_factory(args.quiet), events=args.events, cameras=cameras,
                   publish_detections=args.publish_detections)
     # a first use says what it downloads
-    with claim_outputs(args, others=[("--events", args.events)]), \
+    with claim_outputs(args, inputs, others=[("--events", args.events)]), \
             Detector(config=config, log=say, on_refusal=refusal_teller(args, say)) as detector, \
             stop_on_signals(detector.stop) as stopped:
         if args.publish:
@@ -91,18 +93,14 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
 
             out = replace(out, publisher=open_publisher(args.publish, args.mqtt_ca, detector.config.node_name))
             say(f"publishing events to {out.publisher.target}")
-        run = run_detect(detector, args.inputs, out)
+        run = run_detect(detector, inputs, out)
     return finish(run, args, say, stopped, counted(run.report['detections'], 'detection'))
 
 
-def _camera_names(args) -> tuple[str, ...]:
+def _camera_names(args, inputs: Sequence[str]) -> tuple[str, ...]:
     """Each input's name in events and topics: `--name` (once per input), else its file stem or URL's last part."""
     from zerocopy.names import NAME_RULE, camera_name, is_name
 
-    try:
-        inputs = expand_inputs(list(args.inputs))
-    except ZeroCopyError:
-        inputs = list(args.inputs)  # the run reports bad inputs itself
     if not args.name:
         return tuple(camera_name(s) for s in inputs)
     if len(args.name) != len(inputs):

@@ -15,11 +15,11 @@ from zerocopy.cli.runtime import (
     claim_outputs,
     drive,
     finish,
+    given_inputs,
     refusal_teller,
     stop_on_signals,
 )
 from zerocopy.errors import ConfigError, ZeroCopyError
-from zerocopy.sources import expand_inputs
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,9 @@ def _sinks(out: Outputs, maps: MapOutputs, names, inputs: int) -> list:
 
 
 def run_process(processor, inputs: Sequence[str], out: Outputs, maps: MapOutputs) -> DetectRun:
-    """Run `processor` over the inputs into the sinks asked for, and write the report."""
-    inputs = expand_inputs(list(inputs))
+    """Run `processor` over the inputs (folders expanded: `given_inputs`) into the sinks asked for, and write the
+    report."""
+    inputs = list(inputs)
     return drive(processor, inputs, out, _sinks(out, maps, processor.names or (), len(inputs)), _name_outputs)
 
 
@@ -89,12 +90,14 @@ def cmd_process(args, say: Callable[[str], None]) -> int:
     if args.anonymise and not args.output:
         raise ConfigError("anonymise", "--anonymise changes the --output video: give --output FILE.mp4 too")
     maps = MapOutputs(args.mask_output, args.npy, args.anonymise_style if args.anonymise else None)
-    out = Outputs(args.json, args.output, args.report, args.max_frames, args.parallel, progress_factory(args.quiet))
+    out = Outputs(json=args.json, output=args.output, report=args.report, max_frames=args.max_frames,
+                  parallel=args.parallel, progress=progress_factory(args.quiet))
     config = config_from(args, ("model", *PROCESS_SETTINGS))
     # the outputs are claimed before the model is pulled (a `with` enters its items in order), as detect does
-    with claim_outputs(args, videos, [("--npy", args.npy)]), \
+    inputs = given_inputs(args)
+    with claim_outputs(args, inputs, videos, [("--npy", args.npy)]), \
             Processor(config=config, detector=args.detector, log=say, on_refusal=refusal_teller(args, say)) \
             as processor, stop_on_signals(processor.stop) as stopped:
-        run = run_process(processor, args.inputs, out, maps)
+        run = run_process(processor, inputs, out, maps)
     on = f" on {run.report['detections']} {processor.detector} boxes" if processor.detector else ""
     return finish(run, args, say, stopped, f"mapped by {run.report['process']['model']}{on}")

@@ -9,14 +9,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerocopy.errors import ConfigError, ZeroCopyError, counted
+from zerocopy.errors import ConfigError, counted
 from zerocopy.pipeline import RunResult
 from zerocopy.refusals import PathChoice, summary
 from zerocopy.sinks.drive import Progress, feed
 from zerocopy.sources import expand_inputs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Outputs:
     """Where a run's results go and how much of the inputs it reads: the caller's side of a run."""
 
@@ -93,11 +93,17 @@ def drive(detector, inputs: list[str], out: Outputs, sinks: list, name_outputs) 
     return DetectRun(detector.result(), detector.choice, report)
 
 
-def claim_outputs(args, videos: Sequence[tuple[str, str | None]] | None = None,
+def given_inputs(args) -> list[str]:
+    """The inputs on the command line, folders expanded (once: what claims the outputs, names the cameras and
+    runs all use); a folder without videos is one line, before any work."""
+    return expand_inputs(list(args.inputs))
+
+
+def claim_outputs(args, inputs: Sequence[str], videos: Sequence[tuple[str, str | None]] | None = None,
                   others: Sequence[tuple[str, str | None]] = ()):
     """Every file the run will write (`--output`'s per-input names included), checked against the others
-    and the inputs, and locked until the run ends (sinks/files.py): refused before any work. `videos`:
-    the (flag, file) of each video written per input (default: `--output`'s); `others`: more files."""
+    and the `inputs` (expanded), and locked until the run ends (sinks/files.py): refused before any work.
+    `videos`: the (flag, file) of each video written per input (default: `--output`'s); `others`: more files."""
     from zerocopy.sinks.files import STDOUT, Target, claim
     from zerocopy.sinks.video import output_names
 
@@ -106,16 +112,12 @@ def claim_outputs(args, videos: Sequence[tuple[str, str | None]] | None = None,
     if len(on_stdout) > 1:
         raise ConfigError(on_stdout[1].lstrip("-"), f"cannot write {on_stdout[1]} -: {on_stdout[0]} - writes to stdout "
                           "too")
-    try:
-        inputs = expand_inputs(list(args.inputs))
-    except ZeroCopyError:
-        inputs = list(args.inputs)  # the run reports bad inputs itself
     targets = [Target("--json", args.json, args.json), Target("--report", args.report, args.report)]
     targets += [Target(option, given, given) for option, given in others if given]
     for option, given in [("--output", args.output)] if videos is None else videos:
         if given:
             targets += [Target(option, given, p) for p in output_names(given, len(inputs))]
-    return claim(targets, inputs)
+    return claim(targets, list(inputs))
 
 
 @dataclass

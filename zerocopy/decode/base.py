@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from zerocopy.decode.damage import DamageReport
 
 
+GUESSED_RATE = 25.0  # frames per second of a stream whose container does not say
+
+
 @dataclass(frozen=True, slots=True)
 class Decoded:
     """What a decoder's `frames()` yields: the decoded `frame`, the time it took to decode (`decode_ms`),

@@ -13,7 +13,7 @@ MESSAGE_KINDS = 50  # kinds of decoder message counted apart; the rest count tog
 LAST_MESSAGES = 5  # decoder messages kept whole, the newest
 
 
-@dataclass
+@dataclass(kw_only=True)
 class LiveReport:
     """What happened to a live source: drops, reconnections and the time without frames."""
 
@@ -56,7 +56,7 @@ class LiveReport:
         }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class DamageReport:
     """Decoder errors, packets that failed, where reading stopped early, and, for a live source
     (`live_report` is set), its drops, reconnections and time without frames.

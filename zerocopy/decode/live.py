@@ -41,7 +41,7 @@ def network_options(url: str, timeout_s: float) -> dict[str, str]:
     return {"rw_timeout": us}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LivePolicy:
     """How long to wait on a live source, and whether and how to reconnect to one that drops.
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from zerocopy.decode.base import Decoded
+from zerocopy.decode.base import GUESSED_RATE, Decoded
 from zerocopy.decode.damage import DamageReport
 from zerocopy.errors import InputError, PathUnavailable
 from zerocopy.refusals import Code, Reason
@@ -68,7 +68,7 @@ class OpenCVDecoder:
         self.damage = DamageReport()
         n = int(self.cap.get(cv2.CAP_PROP_FRAME_COUNT))
         self.expected_frames = n if n > 0 else None
-        self.rate = float(self.cap.get(cv2.CAP_PROP_FPS)) or 25.0
+        self.rate = float(self.cap.get(cv2.CAP_PROP_FPS)) or GUESSED_RATE
         self._stopping = threading.Event()
 
     def frames(self) -> Iterator[Decoded]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import av
 
-from zerocopy.decode.base import Decoded
+from zerocopy.decode.base import GUESSED_RATE, Decoded
 from zerocopy.decode.damage import DamageReport, LiveReport
 from zerocopy.decode.ffmpeg_log import FFmpegLogCapture
 from zerocopy.decode.first_frame import FirstFrameWatch, NothingDecodes
@@ -101,7 +101,7 @@ class PyAVDecoder:
         self.container: av.container.InputContainer | None = self._input.open_first(self.damage.live_report)
         self.stream = self._input.setup(self.container)
         rate = self.stream.average_rate or self.stream.guessed_rate  # the first opening's, kept across reconnects
-        self._rate = float(rate) if rate else 25.0
+        self._rate = float(rate) if rate else GUESSED_RATE
         self._expected_frames = self.stream.frames or None
         # A camera or a live stream (no known length) delivers at its own pace, and its end is a drop.
         self.paces_itself = self.kind == "device" or (self.kind == "network" and self.container.duration is None)

@@ -41,7 +41,7 @@ class Prepared:
 Prepare = Callable[[Any], Prepared]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OpenRequest:
     """What a front needs to open an input: the wrapped model it feeds (input names and size, resize
     mode, batch, OpenVINO core), the run's resolved configuration (decoding threads, realtime, the
@@ -125,8 +125,9 @@ class PreparedStream:
         for index, decoded in enumerate(self.decoder.frames()):
             picture, decode_ms, pts = decoded.frame, decoded.decode_ms, decoded.pts
             if g is not None and self.sampler is not None and not self.sampler.take(index, pts):
-                yield PreparedFrame(index, pts, g.src_w, g.src_h, g, {}, decode_ms, picture=self.show(picture),
-                                    arrived=decoded.arrived, inferred=False)
+                yield PreparedFrame(index=index, pts=pts, width=g.src_w, height=g.src_h, geometry=g, inputs={},
+                                    decode_ms=decode_ms, picture=self.show(picture), arrived=decoded.arrived,
+                                    inferred=False)
                 continue
             t0 = time.perf_counter()
             made = self.prepare(picture)
@@ -134,8 +135,9 @@ class PreparedStream:
             if self.sampler is not None and self.sampler.seen == 0:
                 self.sampler.take(index, pts)  # the first frame starts the schedule
             g = made.geometry
-            yield PreparedFrame(index, pts, g.src_w, g.src_h, g, made.inputs, decode_ms, pre_ms, picture=made.shown,
-                                keepalive=made.keepalive, arrived=decoded.arrived, source=made.source)
+            yield PreparedFrame(index=index, pts=pts, width=g.src_w, height=g.src_h, geometry=g, inputs=made.inputs,
+                                decode_ms=decode_ms, preprocess_ms=pre_ms, picture=made.shown, keepalive=made.keepalive,
+                                arrived=decoded.arrived, source=made.source)
 
     def prime(self) -> PreparedFrame | None:
         """Prepare the first frame now, so that a path that cannot handle the input fails at open."""

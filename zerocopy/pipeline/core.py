@@ -151,8 +151,9 @@ class Pipeline:
         if self.stop_event.is_set():
             self.abandon.set()
         config = self._own(input).of_run(self.config)
-        stream = self.front.open(source, OpenRequest(self.model, config, self.va, self.keep_images, unbound,
-                                                     self.abandon, keep_source=self.after.crops))
+        stream = self.front.open(source, OpenRequest(model=self.model, config=config, va=self.va,
+                                                     keep_images=self.keep_images, unbound=unbound, stop=self.abandon,
+                                                     keep_source=self.after.crops))
         self.open_inputs.add(input, stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
@@ -267,7 +268,7 @@ class Pipeline:
             self.detections += len(dets)
             if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
                 self.latency.add((now - r.frame.arrived) * 1e3)
-        return FrameDone(outcome.source, r.frame, dets, input, tuple(events))
+        return FrameDone(source=outcome.source, frame=r.frame, detections=dets, input=input, events=tuple(events))
 
     def events(self, sources: Sequence[str], max_frames: int | None = None, cameras: Sequence[str] | None = None,
                per_input: Sequence[InputSettings] | None = None, reopen: Reopen | None = None) -> Iterator[Event]:

@@ -14,7 +14,7 @@ from zerocopy.stages.base import StageReport
 from zerocopy.stats import Distribution, RunClock, StageTimes
 
 
-@dataclass
+@dataclass(kw_only=True)
 class InputOutcome:
     source: str
     frames: int = 0
@@ -38,7 +38,7 @@ class InputBegin:
     input: int = 0  # the input's place in the run's list
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FrameDone:
     """A frame's result. `events` (with `--track`): what its objects did (`track.ObjectEvent`: new,
     update, end). A frame `--detect-fps` left out is not `inferred`: its boxes are the tracks' predictions."""
@@ -59,7 +59,7 @@ class FrameDone:
         return self.frame.output
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class InputEnd:
     """Every input ends with one, `began` or not (an input that could not be opened did not); with
     `--track`, `events` ends every object still open in it."""

@@ -40,7 +40,7 @@ class Reopen:
 
 def parallel_events(p: RunLoop, sources: list[str], max_frames: int | None,
                     reopen: Reopen | None = None) -> Iterator[Event]:
-    p.outcomes = [InputOutcome(redact(src)) for src in sources]  # shown: events, report, errors
+    p.outcomes = [InputOutcome(source=redact(src)) for src in sources]  # shown: events, report, errors
     merged: queue.Queue = queue.Queue()
     feeders = [_Feeder(i, src, p, merged, max_frames, reopen) for i, src in enumerate(sources)]
     try:
@@ -98,7 +98,7 @@ class _Merge:
                     yield from self._collect(wait=True)
                     self.finished.discard(i)
                     self.reported.discard(i)
-                    self.outcomes[i] = InputOutcome(self.outcomes[i].source)
+                    self.outcomes[i] = InputOutcome(source=self.outcomes[i].source)
                 self.opening[i] = number  # (after the last opening's failures were said: they end that one)
                 self.outcomes[i].started = time.perf_counter()
                 yield self.p.begin(i, self.outcomes[i].source, value)
@@ -185,7 +185,8 @@ class _Merge:
                     self.outcomes[i].damage = stream.damage_report()
                 self.outcomes[i].interrupted = self.feeders[i].cut and not self.outcomes[i].error
                 self.p.note_no_frame(self.outcomes[i])
-                yield InputEnd(self.outcomes[i].source, self.outcomes[i], stream is not None, i, self.p.end_input(i))
+                yield InputEnd(source=self.outcomes[i].source, outcome=self.outcomes[i], began=stream is not None,
+                               input=i, events=self.p.end_input(i))
 
     def _submit(self, frames: list[PreparedFrame]) -> Iterator[Event]:
         try:

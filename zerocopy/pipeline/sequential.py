@@ -19,7 +19,7 @@ def sequential_events(p: RunLoop, sources: list[str], max_frames: int | None) ->
     for index, source in enumerate(sources):
         if p.stop_event.is_set():
             break
-        outcome = InputOutcome(redact(source))  # what is shown of it: the events, the report, errors
+        outcome = InputOutcome(source=redact(source))  # what is shown of it: the events, the report, errors
         p.outcomes.append(outcome)
         begun = False
         try:
@@ -36,7 +36,7 @@ def sequential_events(p: RunLoop, sources: list[str], max_frames: int | None) ->
             outcome.error = redact_text(f"{source}: {e}")
         outcome.interrupted = outcome.interrupted or (p.stop_event.is_set() and not outcome.error)
         p.note_no_frame(outcome)
-        yield InputEnd(outcome.source, outcome, begun, index, p.end_input(index))
+        yield InputEnd(source=outcome.source, outcome=outcome, began=begun, input=index, events=p.end_input(index))
 
 
 def _input_events(p: RunLoop, source: str, outcome: InputOutcome, max_frames: int | None,

@@ -21,8 +21,9 @@ def wall_time(frame: PreparedFrame) -> float:
 
 
 def media_time(frame: PreparedFrame, rate: float) -> float:
-    """The frame's time in its input, in seconds: its timestamp, or its index over the frame rate."""
-    return frame.pts if frame.pts is not None else frame.index / (rate or 30.0)
+    """The frame's time in its input, in seconds: its timestamp, or its index over the stream's frame rate (never 0:
+    a decoder guesses `decode.base.GUESSED_RATE` when its container does not say)."""
+    return frame.pts if frame.pts is not None else frame.index / rate
 
 
 class _Last(NamedTuple):
@@ -80,7 +81,7 @@ class InputTracks(StageBase):
         if last is None:
             return []
         max_lost = self.config.max_lost
-        went_back = t < last.t - 0.5 / (rate or 30.0)
+        went_back = t < last.t - 0.5 / rate
         away = t - last.t > max_lost or (frame.arrived is not None and wall - last.wall > max_lost)
         if not (went_back or away):
             return []

@@ -29,7 +29,7 @@ def topic_level_problem(level: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MqttTarget:
     """A broker and a topic prefix; `parse` makes one from the `--publish` URL."""
 
@@ -100,7 +100,8 @@ class MqttTarget:
                 raise bad("a CA certificate goes with mqtts:// (TLS)")
             if (why := ca_problem(ca)) is not None:
                 raise ConfigError("publish", f"MQTT CA certificate {ca}: {why}")
-        return cls(scheme, parts.hostname, port or DEFAULT_PORTS[scheme], prefix, user, password or None, ca)
+        return cls(scheme=scheme, host=parts.hostname, port=port or DEFAULT_PORTS[scheme], prefix=prefix, user=user,
+                   password=password or None, ca=ca)
 
 
 def ca_problem(ca: str) -> str | None:

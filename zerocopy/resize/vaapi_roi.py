@@ -49,7 +49,8 @@ def roi_geometry(crop: Crop, dst_w: int, dst_h: int, mode: ResizeMode) -> Geomet
         return g
     cw = min(dst_w, max(QUANTUM, round(g.content_w / QUANTUM) * QUANTUM)) if g.content_w < dst_w else dst_w
     ch = min(dst_h, max(QUANTUM, round(g.content_h / QUANTUM) * QUANTUM)) if g.content_h < dst_h else dst_h
-    return Geometry(crop.w, crop.h, dst_w, dst_h, ((dst_w - cw) // 2) & ~1, ((dst_h - ch) // 2) & ~1, cw, ch)
+    return Geometry(src_w=crop.w, src_h=crop.h, dst_w=dst_w, dst_h=dst_h, x0=((dst_w - cw) // 2) & ~1,
+                    y0=((dst_h - ch) // 2) & ~1, content_w=cw, content_h=ch)
 
 
 def layout(g: Geometry) -> tuple[int, int, int, int, int, int]:

@@ -31,7 +31,7 @@ from zerocopy.stats import Distribution
 ROI_NIREQ = 4  # regions in flight at once per region model
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RoiTimes:
     """Region stage times: cropping and resizing per region, the whole stage per frame (with regions)."""
 

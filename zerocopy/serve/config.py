@@ -43,7 +43,7 @@ class ServeConfigError(ZeroCopyError):
         super().__init__("; ".join(self.problems))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CameraConfig:
     """One camera: its name (an MQTT topic level), its real URL (secrets filled in: never print it; `source`
     is the redacted form), its run settings (`RunConfig` names → values, checked) and whether it runs and
@@ -68,7 +68,7 @@ class PublishConfig:
     detections: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServeConfig:
     cameras: list[CameraConfig]
     publish: PublishConfig | None = None

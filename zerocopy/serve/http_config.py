@@ -16,7 +16,7 @@ MIN_TOKEN = 16  # characters of an HTTP token (`openssl rand -hex 16` gives 32)
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HttpConfig:
     listen: str = DEFAULT_LISTEN
     # each camera's last picture kept for latest.jpg: free on the software path (the decoded frame), a

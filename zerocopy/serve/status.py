@@ -20,7 +20,7 @@ class CameraState(NamedTuple):
     error: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CameraStatus:
     """`source` is redacted (no password); `path` is None until the camera's first frame; rates are over the
     last seconds (`serve.cameras.WINDOW_S`), latency (arrival → result, ms) over the last inferred frames;

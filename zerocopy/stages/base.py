@@ -41,7 +41,7 @@ class InputInfo:
     index: int  # its place in the run's list
     source: str  # what was opened (a URL with its password masked where shown)
     camera: str  # its name in events (serve's camera name, else from the source)
-    rate: float  # the stream's frames per second
+    rate: float  # the stream's frames per second (never 0: `decode.base.GUESSED_RATE` when its container does not say)
     detect_fps: float | None = None  # inferences per second asked of it (its own, else the run's; None: every frame)
     classes: tuple[int, ...] | None = None  # its own reported labels (label indices), None: the run's
 

@@ -26,7 +26,7 @@ SCORE_CHANGE = 0.1  # likewise a score that changed by this much
 _ID_CHARS = string.ascii_lowercase + string.digits
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ObjectEvent:
     """What one tracked object did: `type` is `new`, `update` or `end`. `id` is unique across runs and
     machines (Frigate's form: start time and six random characters); `tracker_id` is the object's id in
@@ -84,7 +84,7 @@ class ObjectEvent:
                 "before": (before or self)._frigate(), "after": after}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class _Object:
     tracker_id: int
     label: str
@@ -127,9 +127,11 @@ class ObjectEvents:
     def _event(self, kind: str, obj: _Object, wall: float) -> ObjectEvent:
         assert obj.event_id is not None
         x1, y1, x2, y2 = (float(v) for v in obj.box)
-        return ObjectEvent(kind, obj.event_id, obj.tracker_id, self.node, self.camera, self.source, obj.label,
-                           float(obj.score), float(obj.top_score), (x1, y1, x2, y2), obj.first_wall,
-                           obj.last_wall if kind == "end" else None, wall, obj.first_pts, obj.last_pts, obj.hits)
+        return ObjectEvent(type=kind, id=obj.event_id, tracker_id=obj.tracker_id, node=self.node, camera=self.camera,
+                           source=self.source, label=obj.label, score=float(obj.score), top_score=float(obj.top_score),
+                           box=(x1, y1, x2, y2), start_time=obj.first_wall,
+                           end_time=obj.last_wall if kind == "end" else None, frame_time=wall, first_pts=obj.first_pts,
+                           last_pts=obj.last_pts, frames=obj.hits)
 
     def _sent(self, obj: _Object, pts: float) -> None:
         obj.sent_pts, obj.sent_box, obj.sent_score = pts, obj.box.copy(), obj.score
@@ -155,8 +157,9 @@ class ObjectEvents:
                 obj = None
             if obj is None:
                 first = (born or {}).get(tid, pts)
-                obj = self._objects[tid] = _Object(tid, self._label(int(tracked.labels[i])), first,
-                                                   wall - (pts - first), box, score)
+                obj = self._objects[tid] = _Object(tracker_id=tid, label=self._label(int(tracked.labels[i])),
+                                                   first_pts=first, first_wall=wall - (pts - first), box=box,
+                                                   score=score)
                 obj.hits = int(first < pts)  # its first sighting, in an earlier frame
             obj.see(box, score, pts, wall)
             if obj.event_id is None and obj.hits >= self.min_hits:

@@ -19,7 +19,7 @@ def test_bench_rejects_unknown_paths_and_bad_input(tmp_path, capsys):
 def test_bench_says_in_one_line_when_no_path_measured_anything(clips, monkeypatch, face_model_path):
     clip, _ = clips("bench.mp4", ClipSpec(width=1280, height=720, frames=40))
     monkeypatch.setattr(runner, "run_worker", lambda args: {"error": f"{clip}: no frame could be decoded"})
-    opts = runner.BenchOptions(str(clip), paths=["software", "baseline"], frames=5, warmup=2, repeat=2)
+    opts = runner.BenchOptions(input=str(clip), paths=["software", "baseline"], frames=5, warmup=2, repeat=2)
     with pytest.raises(ZeroCopyError) as e:
         runner.run_bench(opts)
     assert str(e.value) == f"nothing measured: software, baseline: {clip}: no frame could be decoded"

@@ -24,8 +24,8 @@ def test_a_pyav_without_hw_owned_frames_is_refused_with_what_to_install(monkeypa
     monkeypatch.setattr(av.codec.hwaccel, "HWAccel", PyAV16HWAccel)
     why = hw_owned_support()
     assert why and "lacks HWAccel(is_hw_owned)" in why and "PyAV ≥ 17 on FFmpeg ≥ 8" in why
-    facts = Facts(("vaapi",), {"scale_vaapi": True, "pad_vaapi": True, "hwdownload": True},
-                  ("/dev/dri/renderD128",), ("CPU", "GPU"), "ok", old_pyav=why)
+    facts = Facts(hwdevices=("vaapi",), filters={"scale_vaapi": True, "pad_vaapi": True, "hwdownload": True},
+                  render_nodes=("/dev/dri/renderD128",), ov_devices=("CPU", "GPU"), bridge="ok", old_pyav=why)
     r = refusals(facts)
     assert r["zero-copy"] == [why] and r["copy"] == [why]
 

@@ -34,7 +34,8 @@ def _frames(model, values):
     from zerocopy.frames import Geometry, PreparedFrame
 
     g = Geometry.fit(model.width, model.height, model.width, model.height, "stretch")
-    return [PreparedFrame(i, None, g.src_w, g.src_h, g, {"y": v}) for i, v in enumerate(values)]
+    return [PreparedFrame(index=i, pts=None, width=g.src_w, height=g.src_h, geometry=g,
+                          inputs={"y": v}) for i, v in enumerate(values)]
 
 
 def test_a_failed_request_is_raised_in_order_and_never_hangs(poison_model):

@@ -20,7 +20,7 @@ def face(x: float = 100.0) -> Detections:
 
 
 def frame(index: int, pts: float, arrived: float | None = None) -> PreparedFrame:
-    return PreparedFrame(index, pts, 640, 360, None, {}, arrived=arrived)
+    return PreparedFrame(index=index, pts=pts, width=640, height=360, geometry=None, inputs={}, arrived=arrived)
 
 
 def tracks(**settings) -> InputTracks:

@@ -57,7 +57,8 @@ def frame_with_squares() -> tuple[av.VideoFrame, np.ndarray]:
 
 
 def prepared(source) -> PreparedFrame:
-    return PreparedFrame(0, 0.0, 640, 360, Geometry.fit(640, 360, 64, 64, "stretch"), {}, source=source)
+    return PreparedFrame(index=0, pts=0.0, width=640, height=360, geometry=Geometry.fit(640, 360, 64, 64, "stretch"),
+                         inputs={}, source=source)
 
 
 BOXES = Detections(np.array([RED, BLUE], np.float32), np.array([0.9, 0.8], np.float32), np.array([0, 1], np.int32))

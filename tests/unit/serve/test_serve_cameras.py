@@ -23,7 +23,8 @@ def picture(shade: int) -> av.VideoFrame:
 
 
 def frame(index: int, shade: int) -> PreparedFrame:
-    return PreparedFrame(index, index / 25, W, H, Geometry.fit(W, H, W, H, "stretch"), {}, picture=picture(shade))
+    return PreparedFrame(index=index, pts=index / 25, width=W, height=H, geometry=Geometry.fit(W, H, W, H, "stretch"),
+                         inputs={}, picture=picture(shade))
 
 
 def test_many_requests_at_once_get_one_encoding_of_each_frame_as_bytes():
@@ -53,5 +54,6 @@ def test_many_requests_at_once_get_one_encoding_of_each_frame_as_bytes():
 
 def test_a_camera_without_a_picture_has_no_jpeg():
     cam = Camera("front", "rtsp://cam.lan/1", "face")
-    cam.frame(PreparedFrame(0, 0.0, W, H, Geometry.fit(W, H, W, H, "stretch"), {}), Detections.empty())
+    cam.frame(PreparedFrame(index=0, pts=0.0, width=W, height=H, geometry=Geometry.fit(W, H, W, H, "stretch"),
+                            inputs={}), Detections.empty())
     assert cam.latest_jpeg(()) is None and cam.encoded == 0

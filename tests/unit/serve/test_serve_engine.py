@@ -20,11 +20,13 @@ W, H = 64, 36
 
 
 def frame(index: int) -> PreparedFrame:
-    return PreparedFrame(index, index / 25, W, H, Geometry.fit(W, H, W, H, "stretch"), {})
+    return PreparedFrame(index=index, pts=index / 25, width=W, height=H, geometry=Geometry.fit(W, H, W, H, "stretch"),
+                         inputs={})
 
 
 def done(index: int, input: int = 0, events: tuple = ()) -> FrameDone:
-    return FrameDone(f"cam{input}", frame(index), Detections.empty(), input, events)
+    return FrameDone(source=f"cam{input}", frame=frame(index), detections=Detections.empty(), input=input,
+                     events=events)
 
 
 def begin(input: int = 0) -> InputBegin:
@@ -32,7 +34,8 @@ def begin(input: int = 0) -> InputBegin:
 
 
 def end(input: int = 0, error: str | None = None, began: bool = True, events: tuple = ()) -> InputEnd:
-    return InputEnd(f"cam{input}", InputOutcome(f"cam{input}", error=error), began, input, events)
+    return InputEnd(source=f"cam{input}", outcome=InputOutcome(source=f"cam{input}", error=error), began=began,
+                    input=input, events=events)
 
 
 class FakeDetector:
@@ -110,7 +113,7 @@ def test_health_flips_with_the_cameras_states(config):
     cameras = engine.groups[0].cameras
     assert engine.healthy() == (True, "ok")  # starting
     for camera in cameras:
-        camera.ended(InputOutcome(camera.source, error="gone"))
+        camera.ended(InputOutcome(source=camera.source, error="gone"))
     assert engine.healthy() == (False, "every camera failed")
     cameras[1].frame(frame(0), Detections.empty())
     assert engine.healthy() == (True, "ok")
@@ -170,7 +173,8 @@ def test_the_state_log_says_running_at_the_first_frame_with_its_path(config):
 
 
 def interrupted(input: int = 0) -> InputEnd:
-    return InputEnd(f"cam{input}", InputOutcome(f"cam{input}", interrupted=True), True, input)
+    return InputEnd(source=f"cam{input}", outcome=InputOutcome(source=f"cam{input}", interrupted=True), began=True,
+                    input=input)
 
 
 def test_a_stream_that_ends_and_is_opened_again_is_a_reconnection_not_a_stop(config):

@@ -19,8 +19,9 @@ def frame(index: int, value: float, picture: bool = True) -> PreparedFrame:
     rgb = np.full((H, W, 3), 100, np.uint8)
     out = np.zeros((H, W), np.float32)
     out[:, : W // 2] = value  # the left half mapped
-    return PreparedFrame(index, index / 25, W, H, Geometry.fit(W, H, W, H, "stretch"), {},
-                         picture=av.VideoFrame.from_ndarray(rgb, format="rgb24") if picture else None, output=out)
+    return PreparedFrame(index=index, pts=index / 25, width=W, height=H, geometry=Geometry.fit(W, H, W, H, "stretch"),
+                         inputs={}, picture=av.VideoFrame.from_ndarray(rgb, format="rgb24") if picture else None,
+                         output=out)
 
 
 def decoded(path) -> list[np.ndarray]:

@@ -26,7 +26,7 @@ def boxes(*labels: int) -> Detections:
 
 
 def frame(source: object = "decoded") -> PreparedFrame:
-    return PreparedFrame(0, 0.0, 320, 180, None, {}, source=source)
+    return PreparedFrame(index=0, pts=0.0, width=320, height=180, geometry=None, inputs={}, source=source)
 
 
 def info(index: int = 0, classes: tuple[int, ...] | None = None) -> InputInfo:
@@ -150,7 +150,7 @@ def test_an_inputs_own_classes_narrow_what_is_detected_and_reported_else_the_run
 
 def test_anonymise_hides_the_hidden_labels_in_the_picture_before_anything_sees_it():
     picture = av.VideoFrame.from_ndarray(np.full((180, 320, 3), 200, np.uint8), format="rgb24")
-    f = PreparedFrame(0, 0.0, 320, 180, None, {}, picture=picture)
+    f = PreparedFrame(index=0, pts=0.0, width=320, height=180, geometry=None, inputs={}, picture=picture)
     dets, _ = Anonymise(LabelChoice(hidden=(1,)), "fill")(f, boxes(0, 1), 0)
     assert len(dets) == 2  # hiding is not filtering
     pixels = f.picture.to_ndarray(format="rgb24")
