@@ -11,6 +11,7 @@ this machine and this model give (device, threshold, decoding threads, requests 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 import socket
@@ -216,6 +217,10 @@ class RunConfig:
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, f.metadata["kind"].check(f.name, getattr(self, f.name)))
+        self._check_together()
+
+    def _check_together(self) -> None:
+        """The rules between settings (each setting alone is checked by its `Kind`)."""
         if self.anonymise and self.detect_fps:  # the frames in between have no boxes of their own to hide
             raise ConfigError("detect_fps", "anonymise needs every frame inferred: with detect_fps the frames in "
                               "between would show what it hides; drop detect_fps")
@@ -244,9 +249,17 @@ class RunConfig:
         return cls(**settings)
 
     def replace(self, **changes: Any) -> RunConfig:
-        """A copy with `changes` (checked like any setting)."""
+        """A copy with `changes`: each checked by its setting's `Kind`, then the rules between settings; the
+        settings it keeps were checked when this configuration was made, and are not checked again."""
         self._known(changes)
-        return dataclasses.replace(self, **changes)
+        if not changes:
+            return self
+        kinds = {f.name: f.metadata["kind"] for f in self.settings()}
+        made = copy.copy(self)
+        for name, value in changes.items():
+            object.__setattr__(made, name, kinds[name].check(name, value))
+        made._check_together()
+        return made
 
     def to_dict(self, json_ready: bool = False) -> dict[str, Any]:
         """Every setting by name (the bench sends it to its workers as JSON; the report prints it
@@ -289,7 +302,7 @@ class RunConfig:
             changes["decode_threads"] = default_decode_threads(device, inputs)
         if self.nireq is None and optimal_nireq is not None:
             changes["nireq"] = min(optimal_nireq, nireq_cap) if nireq_cap else optimal_nireq
-        return dataclasses.replace(self, **changes) if changes else self
+        return self.replace(**changes)
 
 
 INPUT_SETTINGS = ("detect_fps", "classes")  # the settings one input of a run may have of its own (serve's cameras)

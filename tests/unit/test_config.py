@@ -192,3 +192,25 @@ def test_bench_takes_classes_and_classify():
                                       "--max-rois", "2", "--min-presence", "0.5"])
     c = config_from(args, BENCH_SETTINGS)
     assert (c.classes, c.classify, c.max_rois, c.min_presence) == (("person",), ("face-mesh",), 2, 0.5)
+
+
+def test_a_copy_checks_only_what_changes_and_the_rules_between_settings(monkeypatch):
+    """Settings are checked once, when given: `replace` and `resolve` check the values they change (and the rules
+    between settings), not the whole configuration again."""
+    from zerocopy.config import Kind
+
+    config = RunConfig.make({"threshold": 0.3, "classes": ["Person"]})
+    checked: list[str] = []
+    real = Kind.check
+    monkeypatch.setattr(Kind, "check", lambda self, name, value: checked.append(name) or real(self, name, value))
+    made = config.replace(detect_fps=5, nireq=2)
+    assert sorted(checked) == ["detect_fps", "nireq"]
+    assert (made.detect_fps, made.nireq, made.threshold, made.classes) == (5.0, 2, 0.3, config.classes)
+    assert config.detect_fps is None  # the original is untouched
+    checked.clear()
+    assert made.resolve(device="CPU").device == "CPU" and checked == ["device", "decode_threads"]
+    with pytest.raises(ConfigError, match="threshold"):
+        config.replace(threshold=2.0)
+    with pytest.raises(ConfigError, match="anonymise needs every frame inferred"):
+        config.replace(anonymise=["Person"], detect_fps=5)
+    assert config.replace() is config
