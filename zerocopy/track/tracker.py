@@ -37,14 +37,14 @@ def _byte_track():
 
 
 class Tracker:
-    """One input's object ids. `rate`: inferred frames per second (the stream's rate, or `--detect-fps`);
-    a track unseen for `max_lost` seconds is dropped by ByteTrack too (`lost_track_buffer` in frames)."""
+    """One input's object ids. `inferred_rate`: frames inferred per second (the stream's rate, or fewer with
+    `--detect-fps`: `InputInfo.inferred_rate`); a track unseen for `max_lost` seconds is dropped by ByteTrack too
+    (`lost_track_buffer` in frames)."""
 
-    def __init__(self, rate: float, max_lost: float):
+    def __init__(self, inferred_rate: float, max_lost: float):
         self._ByteTrack, self._SvDetections = _byte_track()
-        rate = rate if rate and rate > 0 else 30.0
-        self.lost_frames = max(1, math.ceil(max_lost * rate))
-        self.buffer = min(1.0, 0.3 * max(1.0, 15.0 / rate))
+        self.lost_frames = max(1, math.ceil(max_lost * inferred_rate))
+        self.buffer = min(1.0, 0.3 * max(1.0, 15.0 / inferred_rate))
         self._next = 1  # ids stay unique within the input, across `reset()`
         self.reset()
 
