@@ -24,6 +24,7 @@ from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.errors import ConfigError
 from zerocopy.names import NAME_RULE, as_name, is_name
 from zerocopy.postprocess import POSTPROCESSORS
+from zerocopy.roi.tasks import RoiTask, parse_task
 from zerocopy.sinks.draw import STYLES
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
@@ -105,8 +106,9 @@ def _items(v: Any) -> tuple[str, ...]:
 TASKS = Kind(accepts="MODEL or MODEL:LABEL,... (a model, then the labels of the boxes it runs on; in the API, one such "
              "string or a list of them)",
              test=lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
-             and all(s.strip() and not s.strip().endswith(":") for s in _items(v)),
-             convert=lambda v: tuple(s.strip() for s in _items(v)), parse=str, repeat=True)
+             and all(s.strip() for s in _items(v)),
+             # the grammar's one reading (`roi.tasks.parse_task`, which names what is wrong), its items written back
+             convert=lambda v: tuple(parse_task(s).text for s in _items(v)), parse=str, repeat=True)
 SWITCH = Kind(accepts="True or False", test=lambda v: isinstance(v, bool), parse=None, flag=True)
 SCORE = Kind(accepts="a number in (0, 1]", test=lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
              optional=True, none="the model's own")
@@ -224,6 +226,14 @@ class RunConfig:
         if self.anonymise and self.detect_fps:  # the frames in between have no boxes of their own to hide
             raise ConfigError("detect_fps", "anonymise needs every frame inferred: with detect_fps the frames in "
                               "between would show what it hides; drop detect_fps")
+        if self.min_presence is not None and not self.classify:
+            raise ConfigError("min_presence", "min_presence needs a landmark model to score boxes: --classify "
+                              "face-mesh")
+
+    @property
+    def tasks(self) -> tuple[RoiTask, ...]:
+        """`classify`, read: each region model and the labels of the boxes it runs on."""
+        return tuple(parse_task(item) for item in self.classify)
 
     @property
     def node_name(self) -> str:

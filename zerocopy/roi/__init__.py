@@ -6,9 +6,3 @@ memory (`resize/regions.py`, and the VA paths' crop fields: `resize/vaapi_roi.py
 model (`stage.py`: `RegionRunner`, its own request queue), and what it says is attached to the box
 (`postprocess/regions.py`). `tasks.py` reads `--classify MODEL[:LABEL,...]`, `setup.py` resolves them.
 """
-
-from zerocopy.postprocess.regions import RoiResult
-from zerocopy.resize.crops import Crop, RoiPlacement, crop_for
-from zerocopy.roi.tasks import RoiTask, parse_task
-
-__all__ = ["Crop", "RoiPlacement", "RoiResult", "RoiTask", "crop_for", "parse_task"]

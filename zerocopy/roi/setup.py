@@ -14,7 +14,7 @@ from zerocopy.infer.model import ModelSpec, WrappedModel, resolve_spec
 from zerocopy.postprocess import label_indices
 from zerocopy.postprocess.regions import ROI_DECODERS
 from zerocopy.roi.stage import RegionModel, RoiStage
-from zerocopy.roi.tasks import RoiTask, parse_task
+from zerocopy.roi.tasks import RoiTask
 from zerocopy.roi.tiles import Tiler
 
 
@@ -33,11 +33,8 @@ class ResolvedTask:
 def resolve_tasks(config: RunConfig, detector: ModelSpec, core: ov.Core,
                   log: Callable[[str], None] | None = None) -> list[ResolvedTask]:
     """Each `classify` item's model pulled and read, and its labels found among the detector's."""
-    if config.min_presence is not None and not config.classify:
-        raise ConfigError("min_presence", "min_presence needs a landmark model to score boxes: --classify face-mesh")
     out = []
-    for item in config.classify:
-        task = parse_task(item)
+    for task in config.tasks:
         spec = resolve_spec(task.model, core=core, log=log, task="classify")
         on_labels = None
         if task.labels:

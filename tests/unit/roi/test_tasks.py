@@ -39,3 +39,16 @@ def test_the_setting_takes_one_string_or_a_sequence_and_refuses_the_rest():
         RunConfig(max_rois=0)
     with pytest.raises(ConfigError, match="min_presence"):
         RunConfig(min_presence=1.5)
+
+
+def test_the_setting_is_read_by_the_one_grammar_when_given():
+    """`classify` is checked by `parse_task` when the configuration is made (one grammar, one place), written back
+    as it reads it, and `tasks` gives the items read; `min_presence` without a region model is refused there too."""
+    config = RunConfig(classify=["face-mesh: face , Person", "handedness"])
+    assert config.classify == ("face-mesh:face,Person", "handedness")
+    assert config.tasks == (RoiTask("face-mesh", ("face", "Person")), RoiTask("handedness"))
+    with pytest.raises(ConfigError, match="MODEL:LABEL,LABEL..., not 'face-mesh:face,,car'"):
+        RunConfig(classify=["face-mesh:face,,car"])
+    with pytest.raises(ConfigError, match="min_presence needs a landmark model"):
+        RunConfig(min_presence=0.5)
+    assert RunConfig(classify=["face-mesh"], min_presence=0.5).min_presence == 0.5
