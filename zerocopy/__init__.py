@@ -9,6 +9,8 @@
 of a run, declared once) are loaded on first use, so `import zerocopy` stays light.
 """
 
+import importlib
+
 from zerocopy.detections import Attribute, Detections
 from zerocopy.errors import ConfigError, InferenceError, InputError, ModelError, PathUnavailable, ZeroCopyError
 
@@ -22,8 +24,6 @@ _LAZY = {"Detector": "zerocopy.api", "FrameResult": "zerocopy.results", "detect"
 
 def __getattr__(name: str):
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'zerocopy' has no attribute {name!r}")
 

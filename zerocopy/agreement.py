@@ -76,8 +76,6 @@ def score_detections(truth: Sequence[np.ndarray], found: Sequence, iou: float = 
     Returns recall (matched faces / faces), false detections per frame (and per face-free frame),
     the share of faces with a second box, and counts.
     """
-    from zerocopy.detections import box_iou
-
     faces = matched = false = false_free = duplicates = frames = free = 0
     for boxes, dets in zip(truth, found, strict=True):
         if isinstance(dets, dict):

@@ -23,14 +23,19 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from zerocopy.catalog.fetch import cache_dir
 from zerocopy.config import InputSettings, RunConfig, input_settings
-from zerocopy.errors import ConfigError, ModelError, PathUnavailable
+from zerocopy.errors import ConfigError, InputError, ModelError, PathUnavailable
 from zerocopy.infer.compiled import CompiledModels
+from zerocopy.infer.model import make_core, pick_device
 from zerocopy.paths import Front, candidates, devices_to_try
+from zerocopy.pipeline import FrameDone, InputBegin, InputEnd, Pipeline
 from zerocopy.pipeline.parallel import Reopen
 from zerocopy.plan import RunPlan, plan_detection
 from zerocopy.postprocess import label_indices
+from zerocopy.probe import gather
 from zerocopy.refusals import Code, PathChoice, Reason, redacted
+from zerocopy.report import build_report
 from zerocopy.results import FrameResult
 from zerocopy.run_args import Source, check_cameras, check_run_options, source_list
 
@@ -55,9 +60,6 @@ class Detector:
     def __init__(self, model: str | None = None, *, config: RunConfig | None = None, keep_images: bool = False,
                  log: Callable[[str], None] | None = None, on_refusal: OnRefusal | None = None,
                  fronts: Sequence[Front] | None = None, models: CompiledModels | None = None, **settings: Any):
-        from zerocopy.catalog.fetch import cache_dir
-        from zerocopy.infer.model import make_core, pick_device
-
         if model is not None:
             settings["model"] = model
         if "decoder" in settings:  # the name `postprocess` had before
@@ -116,9 +118,6 @@ class Detector:
                              on_error, parallel, on_event)
 
     def _results(self, events, on_error: str, parallel: bool, on_event=None) -> Iterator[FrameResult]:
-        from zerocopy.errors import InputError
-        from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
-
         names, failed = self.names, None
         try:
             for event in events:
@@ -180,9 +179,6 @@ class Detector:
     def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False,
                 cameras: list[str] | None = None, per_input: list[InputSettings] | None = None,
                 reopen: Reopen | None = None):
-        from zerocopy.pipeline import Pipeline
-        from zerocopy.probe import gather
-
         self.path, self.refused, self.choice, self._consumer_s = None, {}, None, 0.0
         at_once = len(inputs) if parallel else 1
         facts = functools.cache(lambda: gather(self._core.available_devices, check_bridge=True))
@@ -263,8 +259,6 @@ class Detector:
 
     def report(self) -> dict:
         """The last run's report: the same dict `zerocopy detect --report` writes."""
-        from zerocopy.report import build_report
-
         if self._pipeline is None or self.choice is None:
             raise ValueError("nothing has run yet")
         return build_report(self.result(), self.choice, self._pipeline.model, self._pipeline.config)

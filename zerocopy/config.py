@@ -20,15 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zerocopy.budget import default_decode_threads
 from zerocopy.catalog import DEFAULT_MODEL
+from zerocopy.decode.live import LivePolicy
 from zerocopy.errors import ConfigError
 from zerocopy.names import NAME_RULE, as_name, is_name
 from zerocopy.postprocess import POSTPROCESSORS
 from zerocopy.roi.tasks import RoiTask, parse_task
-from zerocopy.sinks.draw import STYLES
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
+STYLES = ("pixelate", "blur", "fill")  # how `anonymise` hides a box (`sinks.draw.anonymise`)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,8 +286,6 @@ class RunConfig:
     @property
     def live_policy(self):
         """How live sources are waited for and reconnected (`decode.live.LivePolicy`)."""
-        from zerocopy.decode.live import LivePolicy
-
         return LivePolicy(reconnect=self.reconnect, give_up_after=self.reconnect_timeout, retry_open=self.retry_open)
 
     def resolve(self, *, spec: Any = None, device: str | None = None, inputs: int = 1,
@@ -299,8 +299,6 @@ class RunConfig:
           surface pools) unless it was given.
         What is not known yet stays as it was; a resolved value is never changed again.
         """
-        from zerocopy.budget import default_decode_threads
-
         changes: dict[str, Any] = {}
         if device is not None and self.device.lower() == "auto":
             changes["device"] = device

@@ -7,9 +7,27 @@ it as data; doctor itself always exits 0.
 from __future__ import annotations
 
 import io
+import os
 import platform
 import sys
 from typing import Any
+
+import av
+import av.codec.hwaccel
+import av.filter
+import numpy as np
+import openvino as ov
+from av.codec.hwaccel import HWAccel
+
+from zerocopy import __version__
+from zerocopy.bridge import bridge_status
+from zerocopy.bridge.loader import BridgeUnavailable, find_headers, pyav_pkgconfig_dir
+from zerocopy.bridge.selftest import run_selftest
+from zerocopy.decode.ffmpeg_log import ffmpeg_log_line
+from zerocopy.decode.vaapi import RenderNode, check_device, render_nodes
+from zerocopy.errors import PathUnavailable
+from zerocopy.probe import VA_FILTERS, gather, path_status
+from zerocopy.refusals import Code
 
 SCHEMA = 2  # 2: each path is {"available": bool, "reasons": [...]} (was "available"/"unavailable: …")
 
@@ -37,12 +55,6 @@ NO_NODE = ("sudo modprobe i915   (or xe: the Intel GPU's kernel driver makes /de
 
 
 def _pyav() -> dict[str, Any]:
-    import av
-    import av.codec.hwaccel
-    import av.filter
-
-    from zerocopy.probe import VA_FILTERS
-
     return {
         "version": av.__version__,
         "ffmpeg": {k: ".".join(map(str, v)) for k, v in av.library_versions.items()},
@@ -52,9 +64,6 @@ def _pyav() -> dict[str, Any]:
 
 
 def _tiny_h264() -> io.BytesIO:
-    import av
-    import numpy as np
-
     buf = io.BytesIO()
     with av.open(buf, "w", format="mp4") as out:
         s = out.add_stream("libx264", rate=25)
@@ -73,24 +82,17 @@ def _va_display(node: str, pyav: dict) -> dict[str, Any]:
     if "vaapi" not in pyav["hwdevices"]:
         return {"ok": False, "detail": "not tried: PyAV was built without VA-API"}
     try:
-        import av
-        from av.codec.hwaccel import HWAccel
-
         hw = HWAccel(device_type="vaapi", device=node, allow_software_fallback=False, is_hw_owned=True)
         with av.open(_tiny_h264(), hwaccel=hw) as c:
             frame = next(c.decode(video=0))
         ok = frame.format.name == "vaapi"
         return {"ok": ok, "detail": f"decoded a test frame as {frame.format.name}"}
     except Exception as e:
-        from zerocopy.decode.ffmpeg_log import ffmpeg_log_line
-
         detail = ffmpeg_log_line(e) or (str(e).splitlines()[0] if str(e) else "")
         return {"ok": False, "detail": f"{type(e).__name__}: {detail}"}
 
 
 def _openvino() -> dict[str, Any]:
-    import openvino as ov
-
     core = ov.Core()
     devices = core.available_devices
     out: dict[str, Any] = {"version": ov.get_version(), "devices": devices, "device_names": {}}
@@ -126,9 +128,6 @@ def _opencl() -> dict[str, Any]:
 
 
 def _bridge() -> dict[str, Any]:
-    from zerocopy.bridge.loader import BridgeUnavailable, find_headers, pyav_pkgconfig_dir
-    from zerocopy.bridge.selftest import run_selftest
-
     out: dict[str, Any] = {}
     try:
         h = find_headers(pyav_pkgconfig_dir())
@@ -136,8 +135,6 @@ def _bridge() -> dict[str, Any]:
                           "libavfilter": ".".join(map(str, h.avfilter)), "include_dirs": list(h.include_dirs)}
     except BridgeUnavailable as e:
         out["headers"] = {"error": str(e)}
-    from zerocopy.bridge import bridge_status
-
     bridge, status = bridge_status()
     out["status"] = status
     if bridge is not None:
@@ -147,12 +144,6 @@ def _bridge() -> dict[str, Any]:
 
 def collect(va_device: str | None = None) -> dict[str, Any]:
     """Everything doctor reports; `va_device`: a render node to check besides /dev/dri/renderD* (and first)."""
-    import os
-
-    from zerocopy import __version__
-    from zerocopy.decode.vaapi import RenderNode, render_nodes
-    from zerocopy.probe import gather, path_status
-
     pyav = _pyav()
     found = render_nodes()
     if va_device and va_device not in [n.path for n in found]:
@@ -164,9 +155,6 @@ def collect(va_device: str | None = None) -> dict[str, Any]:
     facts = gather(ov_info["devices"], check_bridge=True)
     va_error = None
     if "vaapi" in pyav["hwdevices"] and nodes:
-        from zerocopy.decode.vaapi import check_device
-        from zerocopy.errors import PathUnavailable
-
         try:
             check_device(nodes[0]["path"])
         except PathUnavailable as e:
@@ -192,8 +180,6 @@ def collect(va_device: str | None = None) -> dict[str, Any]:
 
 def fix(status: dict[str, Any], nodes: list[dict[str, Any]]) -> str | None:
     """The one command that would change a refused path's verdict (the first of its reasons that has one)."""
-    from zerocopy.refusals import Code
-
     codes = [Code(c) for c in status["codes"]]
     if not codes:
         return None

@@ -6,12 +6,16 @@ without surface sharing, a codec the GPU cannot decode); the pipeline reports th
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import av
 import av.codec.hwaccel
 import av.filter
+import openvino as ov
 
+from zerocopy.bridge import bridge_status
+from zerocopy.decode.vaapi import hw_owned_support, render_nodes
 from zerocopy.refusals import Code, Reason, code_of, summary
 
 VA_FILTERS = ("scale_vaapi", "pad_vaapi", "hwdownload")
@@ -32,16 +36,10 @@ class Facts:
 
 
 def gather(ov_devices: list[str] | None = None, check_bridge: bool = True) -> Facts:
-    from zerocopy.decode.vaapi import hw_owned_support, render_nodes
-
     if ov_devices is None:
-        import openvino as ov
-
         ov_devices = ov.Core().available_devices
     bridge = "not checked"
     if check_bridge:
-        from zerocopy.bridge import bridge_status
-
         bridge = bridge_status()[1]
     return Facts(
         hwdevices=tuple(av.codec.hwaccel.hwdevices_available()),
@@ -56,8 +54,6 @@ def gather(ov_devices: list[str] | None = None, check_bridge: bool = True) -> Fa
 def va_reasons(facts: Facts, letterbox: bool, download: bool, va_device: str | None = None) -> list[str]:
     """Why VA-API decode + scale_vaapi (+ pad_vaapi, + hwdownload) cannot run here. A node named with
     `va_device` is tried even when /dev/dri lists none (it may live elsewhere)."""
-    import os
-
     reasons: list[str] = []
     if facts.old_pyav:
         reasons.append(Reason(Code.PYAV_TOO_OLD, facts.old_pyav))

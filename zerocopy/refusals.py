@@ -9,6 +9,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from zerocopy.redaction import redact_text
+
 
 class Code(enum.Enum):
     """Stable names of the reasons a path is refused (used in the short summary and `doctor`)."""
@@ -75,8 +77,6 @@ class Reason(str):
 
 def redacted(reason: str) -> str:
     """`reason` with any URL in it redacted (`redaction.redact`), keeping its code."""
-    from zerocopy.redaction import redact_text
-
     text = redact_text(reason)
     return Reason(code_of(reason), text) if isinstance(reason, Reason) else text
 

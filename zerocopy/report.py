@@ -17,6 +17,7 @@ from zerocopy.infer.model import WrappedModel
 from zerocopy.paths import where_it_runs
 from zerocopy.pipeline import RunResult
 from zerocopy.refusals import PathChoice, summary
+from zerocopy.sinks.files import stage_text
 from zerocopy.stats import cpu_name, peak_rss_mb
 
 if TYPE_CHECKING:
@@ -83,6 +84,4 @@ def write_report(report: dict, target: str | Path, option: str = "--report") -> 
     """The report as JSON into `target`'s temporary, returned for the caller to rename into place
     (`finish`, sinks/files.py); written at once on stdout for '-' (and to a device or a FIFO): None then.
     `OutputError` (one line, nothing left behind) if it cannot be written."""
-    from zerocopy.sinks.files import stage_text
-
     return stage_text(option, target, json.dumps(report, indent=2) + "\n")

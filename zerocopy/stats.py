@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import platform
@@ -158,8 +159,6 @@ def cpu_by_thread_kind(before: dict[int, tuple[str, float]], after: dict[int, tu
 def name_this_thread(name: str) -> None:
     """Give the calling thread an OS-level name (Linux; at most 15 bytes), as `top -H` shows."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
     except (OSError, AttributeError):

@@ -190,3 +190,112 @@ def test_no_keyword_only_record_is_built_positionally():
                     calls.append(f"{p.relative_to(repo)}:{node.lineno}: {ast.unparse(node)[:100]}")
     assert kw_only, "the walk found no keyword-only records: it is broken"
     assert calls == []
+
+
+# Issue 27: imports stand at the top of their module (tests/README.md, "Imports"). One stays inside a function only
+# to import an optional extra, or to keep a heavy package out of a module that must stay light.
+LAZY_PACKAGES = {  # "extra": may be imported inside any function; "heavy": only inside LIGHT_MODULES' functions
+    "cv2": "extra",  # baseline (opencv-python-headless): the baseline path
+    "pyopencl": "extra",  # gpu: doctor's OpenCL report
+    "matplotlib": "extra",  # bench: --plot (and a sample photo)
+    "scipy": "extra",  # text: the text model's postprocessing
+    "supervision": "extra",  # serve: --track's ByteTrack
+    "paho": "extra",  # serve (paho-mqtt): --publish
+    "prometheus_client": "extra",  # serve: /metrics
+    "uvicorn": "extra",  # serve: its HTTP server
+    "h11": "extra",  # serve: uvicorn's HTTP protocol
+    "skimage": "extra",  # test (scikit-image): the sample photos
+    "openvino_telemetry": "extra",  # OpenVINO's, not declared by zerocopy: probed in a try (infer/telemetry.py)
+    # heavy: the median cost on top of `import zerocopy` (2 cores); numpy is not one, `import zerocopy` loads it
+    "openvino": "heavy",  # ~90 ms; and its first import sends telemetry unless keep_openvino_quiet ran before it
+    "av": "heavy",  # ~35 ms; and it must not load next to another FFmpeg (`python -m zerocopy.bridge selftest`)
+    "tqdm": "heavy",  # ~20 ms
+    "urllib.request": "heavy",  # ~20 ms: the network stack (http.client, ssl, email), for model downloads only
+}
+# Module → the heavy packages it must not load when imported (not even through other zerocopy modules); inside its
+# functions it may import what loads one of them.
+LIGHT_MODULES = {
+    "zerocopy": {"openvino", "av", "tqdm", "urllib.request"},  # `import zerocopy`: the API loads on first use
+    # `zerocopy --help`, --version, `models list`, a usage error; OpenVINO only after keep_openvino_quiet. (PyAV
+    # loads here: config.py imports sinks/draw.py for STYLES.)
+    "zerocopy.cli": {"openvino", "av", "tqdm", "urllib.request"},
+    "zerocopy.catalog.fetch": {"openvino"},  # `zerocopy models list|pull` (only reshape_to needs it)
+    "zerocopy.bench.worker": {"openvino"},  # only after keep_openvino_quiet: a measured run sends no usage event
+    # `python -m zerocopy.bridge selftest` must not load PyAV: the module it tests may link another FFmpeg
+    "zerocopy.bridge.__main__": {"av"},
+    "zerocopy.bridge.layout": {"av"},
+    "zerocopy.bridge.libraries": {"av"},
+    "zerocopy.bridge.loader": {"av"},
+}
+
+
+def _imports() -> dict[str, tuple[set[str], list[tuple[int, str]]]]:
+    """Module → (what it imports at module level, [(line, what)] for each import inside a function): a zerocopy
+    module by its name (its packages load with it), anything else by the dotted name imported."""
+    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    found = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        top, inner = set(), []
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or _type_checking_only(node, parents):
+                continue
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                names = [f"{node.module}.{a.name}" if node.module.startswith("zerocopy") else node.module
+                         for a in node.names]
+            scope = node
+            while scope in parents and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                scope = parents[scope]
+            targets = set()
+            for target in names:
+                while target.startswith("zerocopy.") and target not in modules:
+                    target = target.rpartition(".")[0]
+                targets |= {target} - {name}
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner += [(node.lineno, target) for target in sorted(targets)]
+            else:
+                top |= targets
+        found[name] = (top, inner)
+    return found
+
+
+def _heavy_loads(imports: dict, target: str) -> set[str]:
+    """The heavy packages that importing `target` loads: its own, or for a zerocopy module those its packages and
+    its module-level imports load, all the way down."""
+    heavy = {p for p, kind in LAZY_PACKAGES.items() if kind == "heavy"}
+    found, seen, todo = set(), set(), [target]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        if module not in imports:
+            found |= {h for h in heavy if module == h or module.startswith(h + ".")}
+            continue
+        parts = module.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))] + sorted(imports[module][0])
+    return found
+
+
+def test_imports_inside_functions_are_extras_or_keep_a_light_module_light():
+    imports = _imports()
+    assert len([i for _, inner in imports.values() for i in inner]) > 20, "the walk found no lazy imports: broken"
+    wrong = []
+    for module, (_, inner) in sorted(imports.items()):
+        for line, target in inner:
+            if (LAZY_PACKAGES.get(target.split(".")[0]) != "extra"
+                    and not _heavy_loads(imports, target) & LIGHT_MODULES.get(module, set())):
+                wrong.append(f"{module}:{line}: {target} (move it to the top)")
+    assert wrong == []
+
+
+def test_light_modules_load_no_heavy_package_they_keep_out():
+    imports = _imports()
+    heavy = {p for p, kind in LAZY_PACKAGES.items() if kind == "heavy"}
+    assert set(LIGHT_MODULES) <= set(imports) and set().union(*LIGHT_MODULES.values()) <= heavy
+    assert {"openvino", "av"} <= _heavy_loads(imports, "zerocopy.doctor"), "the walk misses imports: broken"
+    loaded = {m: sorted(_heavy_loads(imports, m) & keep) for m, keep in LIGHT_MODULES.items()}
+    assert {m: packages for m, packages in loaded.items() if packages} == {}

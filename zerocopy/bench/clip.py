@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import av
+
+from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.ffmpeg_log import captured_ffmpeg_log
+from zerocopy.decode.opening import open_input
+
 # containers and codecs FFmpeg opens a picture with (as a one-frame video)
 _IMAGE_FORMATS = ("image2", "gif", "webp", "apng")
 _IMAGE_CODECS = ("mjpeg", "png", "bmp", "tiff", "webp", "gif", "jpeg2000", "jpegls", "qoi", "ppm", "pgm", "apng")
@@ -10,11 +16,6 @@ _IMAGE_CODECS = ("mjpeg", "png", "bmp", "tiff", "webp", "gif", "jpeg2000", "jpeg
 def _count_frames(container, stream, limit: int) -> int:
     """Video packets (one per frame) up to `limit`, as the decoders read them: a container may not
     know its frame count (Matroska, raw streams, pictures) or may claim more than it holds."""
-    import av
-
-    from zerocopy.decode.damage import DamageReport
-    from zerocopy.decode.ffmpeg_log import captured_ffmpeg_log
-
     count = 0
     with captured_ffmpeg_log(DamageReport()):  # a damaged file: the decoders stop where this stops
         try:
@@ -31,8 +32,6 @@ def _count_frames(container, stream, limit: int) -> int:
 def describe_input(path: str, need: int | None = None) -> dict:
     """Codec, size and rate; `frames`: the frame count if known (counted, up to `need`, when the
     container does not say or holds fewer); `available`: frames counted, at most `need`."""
-    from zerocopy.decode.opening import open_input
-
     with open_input(path) as c:
         s = c.streams.video[0]
         cc = s.codec_context

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from zerocopy.bench.runner import BenchOptions, describe_input, machine, plan, resolved_config, run_worker
 from zerocopy.decode.base import GUESSED_RATE
 from zerocopy.errors import PathUnavailable, ZeroCopyError
+from zerocopy.infer.model import make_core
 
 MAX_LATENCY_MS = 1000.0  # a stream is kept in real time when its p95 arrival-to-result latency stays below
 
@@ -16,8 +17,6 @@ def stream_density(opts: BenchOptions, max_streams: int = 16, log: Callable[[str
     this machine keeps in real time: every frame processed, each stream at ≥ 90 % of its rate, p95
     latency ≤ 1 s. Doubling, then halving
     the gap; each trial in its own process. `opts.frames` frames per stream (at the input's rate)."""
-    from zerocopy.infer.model import make_core
-
     paths, refused = plan(opts)
     if not paths:
         raise PathUnavailable(refused)

@@ -13,10 +13,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import av
+import openvino as ov
+
 from zerocopy.agreement import agreement
 from zerocopy.bench.clip import describe_input
+from zerocopy.catalog import CATALOG
 from zerocopy.config import AUTO_ORDER, RunConfig
 from zerocopy.errors import InputError, PathUnavailable, ZeroCopyError
+from zerocopy.infer.model import make_core, pick_device
+from zerocopy.plan import plan_detection, plan_processing
+from zerocopy.probe import gather, refusals, verdicts
+from zerocopy.stats import cpu_name
 
 BENCH_PATHS = (*AUTO_ORDER, "baseline")
 _Runs = dict[str, list[dict]]  # a path's (or a limit's) name → what its runs gave
@@ -115,11 +123,6 @@ def frames_to_measure(info: dict, opts: BenchOptions, log: Callable[[str], None]
 
 
 def machine() -> dict:
-    import av
-    import openvino as ov
-
-    from zerocopy.stats import cpu_name
-
     return {"cpu": cpu_name(), "cores": os.cpu_count(), "python": sys.version.split()[0],
             "openvino": ov.get_version(), "pyav": av.__version__,
             "ffmpeg_libavcodec": ".".join(map(str, av.library_versions["libavcodec"]))}
@@ -127,9 +130,6 @@ def machine() -> dict:
 
 def plan(opts: BenchOptions) -> tuple[list[str], dict[str, list[str]]]:
     """Paths to run and, for the others, why not (never dropped silently)."""
-    from zerocopy.infer.model import make_core
-    from zerocopy.probe import gather, refusals, verdicts
-
     wanted = opts.paths or list(BENCH_PATHS)
     facts = gather(make_core(None).available_devices)
     static = refusals(facts, opts.config.batch, True, opts.config.device)
@@ -145,8 +145,6 @@ def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
 
 
 def is_process_model(model: str) -> bool:
-    from zerocopy.catalog import CATALOG
-
     return model in CATALOG and CATALOG[model].task == "process"
 
 
@@ -159,8 +157,6 @@ def run_bench(opts: BenchOptions, log: Callable[[str], None] = lambda _m: None) 
     """Refuses up front (`InputError`: nothing past the warm-up; `PathUnavailable`: none of the
     paths asked for can run here); raises `ZeroCopyError` when no path measured anything. Every
     figure comes from frames actually measured: each path's `frames`, `settings.frames_per_run`."""
-    from zerocopy.infer.model import make_core, pick_device
-
     if opts.warmup < 1 or opts.frames < 1 or opts.repeat < 1:
         raise InputError("--frames, --warmup and --repeat must be at least 1")
     paths, refused = plan(opts)
@@ -200,8 +196,6 @@ def resolved_config(opts: BenchOptions, core, log: Callable[[str], None]) -> Run
     """`opts.config` resolved for its model by the run's plan, as `detect` and `process` make it (`plan.py`): the
     model read, `classes` and `classify` checked against its labels, the region models pulled, once, before
     measuring: a model that cannot be read or fed, or a bad name, is one error, not a refusal of every path."""
-    from zerocopy.plan import plan_detection, plan_processing
-
     make = plan_processing if is_process_model(opts.config.model) else plan_detection
     return make(opts.config, core, log=log).config
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from zerocopy.errors import counted
+from zerocopy.errors import ZeroCopyError, counted
 from zerocopy.paths import decode_infer, where_it_runs
 
 
@@ -184,8 +184,6 @@ def plot(result: dict, target: str | Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        from zerocopy.errors import ZeroCopyError
-
         raise ZeroCopyError("--plot needs matplotlib: pip install 'zerocopy[bench]'") from None
     names = list(result["paths"])
     panels = [

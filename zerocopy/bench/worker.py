@@ -11,7 +11,17 @@ import sys
 import time
 from collections.abc import Callable
 
+import numpy as np
+
+from zerocopy.catalog import CATALOG
+from zerocopy.catalog.fetch import cache_dir
+from zerocopy.config import RunConfig
+from zerocopy.decode.pyav import PyAVDecoder
+from zerocopy.errors import PathUnavailable, ZeroCopyError
+from zerocopy.infer.telemetry import keep_openvino_quiet
+from zerocopy.resize.planes import PlaneResizer
 from zerocopy.sinks import NullSink
+from zerocopy.sinks.jsonl import JsonlSink
 from zerocopy.stats import STAGES, cpu_by_thread_kind, peak_rss_mb, thread_cpu_seconds
 
 
@@ -74,8 +84,6 @@ class NothingMeasured(Exception):
 
 
 def _config(args: dict):
-    from zerocopy.config import RunConfig
-
     return RunConfig.make(args["config"])
 
 
@@ -83,7 +91,6 @@ def runner(config):
     """What runs `config` as the CLI would: a `Processor` for an image-to-image catalogue model (`zerocopy
     process`), else a `Detector`."""
     from zerocopy.api import Detector
-    from zerocopy.catalog import CATALOG
     from zerocopy.process import Processor
 
     entry = CATALOG.get(config.model)
@@ -93,9 +100,7 @@ def runner(config):
 def run_path(args: dict) -> dict:
     """One path (`args["path"]`) through a `Detector` (or `Processor`), as `detect` (`process`) runs it, into
     the meter and JSON Lines."""
-    from zerocopy.errors import PathUnavailable
     from zerocopy.sinks.drive import feed
-    from zerocopy.sinks.jsonl import JsonlSink
 
     with runner(_config(args).replace(path=args["path"])) as det:
         # the stage times from the warm-up on: the result's are the run's own, reset as each frame is out
@@ -138,8 +143,6 @@ def _reset_times(result) -> None:
 def run_decode_only(args: dict) -> dict:
     """The source decoded as the software path decodes it (the same threads, on its own thread),
     nothing else."""
-    from zerocopy.decode.pyav import PyAVDecoder
-
     dec = PyAVDecoder.on_cpu(args["input"], _config(args).decode_threads)
     meter = MeterSink(args["warmup"], args["frames"])
     for _ in dec.frames():
@@ -156,13 +159,9 @@ def run_decode_only(args: dict) -> dict:
 
 def run_inference_only(args: dict) -> dict:
     """The software path's compiled model at the same nireq and batch, fed one prepared frame over and over."""
-    import numpy as np
     import openvino as ov
 
-    from zerocopy.catalog.fetch import cache_dir
-    from zerocopy.decode.pyav import PyAVDecoder
     from zerocopy.infer.model import WrappedModel, make_core, pick_device
-    from zerocopy.resize.planes import PlaneResizer
 
     config = _config(args)
     core = make_core(cache_dir() / "ov-cache")
@@ -201,8 +200,6 @@ def run_streams(args: dict) -> dict:
     """`streams` copies of the input at once (`--parallel`), each paced at its native rate as a camera
     would deliver it: did the machine keep up? Every frame must come out, each stream at ≥ 90 % of its
     rate, and the p95 latency from a frame's arrival to its result stay within `max_latency_ms`."""
-    from zerocopy.errors import PathUnavailable
-
     n, frames = args["streams"], args["frames"]
     with runner(_config(args).replace(path=args["path"])) as det:
         try:
@@ -231,9 +228,6 @@ KINDS = {"path": run_path, "decode": run_decode_only, "inference": run_inference
 
 
 def main() -> int:
-    from zerocopy.errors import ZeroCopyError
-    from zerocopy.infer.telemetry import keep_openvino_quiet
-
     keep_openvino_quiet()  # no usage event (and no child process of OpenVINO's) inside a measured run
 
     args = json.loads(sys.argv[1])

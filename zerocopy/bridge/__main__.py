@@ -13,7 +13,16 @@ import json
 import sys
 from pathlib import Path
 
-from zerocopy.bridge.loader import BridgeUnavailable, BuildFailed, NotNeeded, build, find_headers, import_module
+from zerocopy.bridge.loader import (
+    BridgeUnavailable,
+    BuildFailed,
+    NotNeeded,
+    build,
+    find_headers,
+    import_module,
+    load_bridge,
+)
+from zerocopy.bridge.selftest import run_selftest
 
 
 def main(argv=None) -> int:
@@ -27,8 +36,6 @@ def main(argv=None) -> int:
     s.add_argument("folder", type=Path)
     args = ap.parse_args(argv)
     if args.cmd == "selftest":  # never imports PyAV: the module may link another FFmpeg
-        from zerocopy.bridge.selftest import run_selftest
-
         try:
             module = import_module(args.folder)
         except BridgeUnavailable as e:
@@ -41,8 +48,6 @@ def main(argv=None) -> int:
         if args.system:
             print(build(find_headers(), args.out))
         else:
-            from zerocopy.bridge.loader import load_bridge
-
             load_bridge()
             print("native bridge: built and verified for the FFmpeg PyAV links")
     except BuildFailed as e:

@@ -26,6 +26,7 @@ from zerocopy.bridge.libraries import (  # noqa: F401  (loaded_libavutil_files: 
     pyav_bundles_ffmpeg,
     pyav_pkgconfig_dir,
 )
+from zerocopy.catalog.fetch import cache_dir
 
 PREFIX_ENV = "ZEROCOPY_FFMPEG_PREFIX"
 NATIVE_DIR = Path(__file__).resolve().parents[2] / "native"
@@ -111,8 +112,6 @@ def find_headers(pkgconfig_dir: str | None = None) -> Headers:
 
 
 def build_dir() -> Path:
-    from zerocopy.catalog.fetch import cache_dir
-
     return cache_dir() / "native"
 
 

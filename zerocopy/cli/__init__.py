@@ -1,14 +1,15 @@
-"""`zerocopy` command line: detect (cli/detect.py), process (cli/process.py), bench, doctor, models; the grammar
-is cli/options.py."""
+"""`zerocopy` command line: detect (cli/detect.py), process (cli/process.py), serve (cli/serve.py), bench
+(cli/bench.py), doctor, models; the grammar is cli/options.py."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
-from pathlib import Path
 
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.cli.options import (
@@ -21,6 +22,7 @@ from zerocopy.cli.options import (
     build_parser,
 )
 from zerocopy.errors import ConfigError, PathUnavailable, ZeroCopyError
+from zerocopy.infer.telemetry import keep_openvino_quiet
 from zerocopy.redaction import redact_text
 
 
@@ -29,49 +31,7 @@ def say(msg: str) -> None:
     print(f"zerocopy: {redact_text(msg)}", file=sys.stderr, flush=True)
 
 
-def cmd_bench(args) -> int:
-    import json
-
-    from zerocopy.bench.runner import BenchOptions, run_bench
-    from zerocopy.bench.tables import markdown, plot, table
-    from zerocopy.cli.options import BENCH_SETTINGS, config_from
-    from zerocopy.sinks.files import check_writable, write_text
-
-    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise ZeroCopyError(f"cannot write --plot {args.plot}: name a .png, .svg or .pdf file")
-    for option, target in (("--json", args.json), ("--markdown", args.markdown), ("--plot", args.plot)):
-        check_writable(option, target)
-    opts = BenchOptions(input=args.input, config=config_from(args, BENCH_SETTINGS), paths=args.paths,
-                        frames=args.frames, warmup=args.warmup, repeat=args.repeat)
-    if args.streams:
-        from zerocopy.bench.density import stream_density
-        from zerocopy.bench.tables import density_table, plot_density
-
-        result = stream_density(opts, args.max_streams, log=say)
-        print(density_table(result))
-        if args.plot:
-            plot_density(result, args.plot)
-            args.plot = None
-        if args.markdown:
-            write_text(args.markdown, density_table(result) + "\n", "--markdown")
-            args.markdown = None
-    else:
-        result = run_bench(opts, log=say)
-        print(table(result))
-    if args.json == "-":
-        print(json.dumps(result, indent=2))
-    elif args.json:  # each written whole through a temporary: an old result is replaced, never truncated
-        write_text(args.json, json.dumps(result, indent=2), "--json")
-    if args.markdown:
-        write_text(args.markdown, markdown(result), "--markdown")
-    if args.plot:
-        plot(result, args.plot)
-    return EXIT_OK if result.get("paths") or result.get("density") else EXIT_FAIL
-
-
 def cmd_doctor(args) -> int:
-    import json
-
     from zerocopy.doctor import collect, render
 
     info = collect(va_device=args.va_device)
@@ -128,7 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "doctor":
             return cmd_doctor(args)
         if args.command == "bench":
-            return cmd_bench(args)
+            from zerocopy.cli.bench import cmd_bench
+
+            return cmd_bench(args, say)
     except PathUnavailable as e:
         for path, reasons in e.reasons.items():
             for why in reasons:
@@ -165,10 +127,6 @@ def entry() -> None:
     interpreter's shutdown, where OpenVINO's and FFmpeg's native threads are torn down under Python's
     feet: a second Ctrl-C arriving then printed "Exception ignored …", and could even abort the process.
     """
-    import signal
-
-    from zerocopy.infer.telemetry import keep_openvino_quiet
-
     keep_openvino_quiet()
     done = False
     terminated = False

@@ -4,7 +4,10 @@ report, and a summary on stderr. The CLI is a client of the API: it adds only ou
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
+from zerocopy.api import Detector
+from zerocopy.cli.options import config_from
 from zerocopy.cli.progress import progress_factory
 from zerocopy.cli.runtime import (
     DetectRun,
@@ -18,14 +21,15 @@ from zerocopy.cli.runtime import (
     stop_on_signals,
 )
 from zerocopy.errors import ConfigError, counted
+from zerocopy.names import NAME_RULE, camera_name, is_name
+from zerocopy.sinks.drive import made_sinks
+from zerocopy.sinks.files import check_writable, stdout_alias
+from zerocopy.sinks.jsonl import EventsSink, JsonlSink
+from zerocopy.sinks.publish import MqttSink
+from zerocopy.sinks.video import VideoSink, check_video_target
 
 
 def _sinks(out: Outputs, labels, inputs: int):
-    from zerocopy.sinks.drive import made_sinks
-    from zerocopy.sinks.jsonl import EventsSink, JsonlSink
-    from zerocopy.sinks.publish import MqttSink
-    from zerocopy.sinks.video import VideoSink
-
     return made_sinks(
         lambda: JsonlSink(out.json, labels, with_source=inputs > 1) if out.json else None,
         lambda: EventsSink(out.events) if out.events else None,
@@ -36,8 +40,6 @@ def _sinks(out: Outputs, labels, inputs: int):
 
 def _name_outputs(report: dict, sinks) -> None:
     """Each input's entry in the report names its annotated video."""
-    from zerocopy.sinks.video import VideoSink
-
     for sink in sinks:
         if isinstance(sink, VideoSink):
             written = list(sink.outputs)
@@ -59,11 +61,6 @@ def run_detect(detector, inputs: Sequence[str], out: Outputs) -> DetectRun:
 
 
 def cmd_detect(args, say: Callable[[str], None]) -> int:
-    from zerocopy.api import Detector
-    from zerocopy.cli.options import config_from
-    from zerocopy.sinks.files import check_writable, stdout_alias
-    from zerocopy.sinks.video import check_video_target
-
     args.json, args.report = stdout_alias(args.json), stdout_alias(args.report)
     args.events = stdout_alias(args.events)
     for option, target in (("--json", args.json), ("--output", args.output), ("--report", args.report),
@@ -89,8 +86,6 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
             Detector(config=config, log=say, on_refusal=refusal_teller(args, say)) as detector, \
             stop_on_signals(detector.stop) as stopped:
         if args.publish:
-            from dataclasses import replace
-
             out = replace(out, publisher=open_publisher(args.publish, args.mqtt_ca, detector.config.node_name))
             say(f"publishing events to {out.publisher.target}")
         run = run_detect(detector, inputs, out)
@@ -99,8 +94,6 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
 
 def _camera_names(args, inputs: Sequence[str]) -> tuple[str, ...]:
     """Each input's name in events and topics: `--name` (once per input), else its file stem or URL's last part."""
-    from zerocopy.names import NAME_RULE, camera_name, is_name
-
     if not args.name:
         return tuple(camera_name(s) for s in inputs)
     if len(args.name) != len(inputs):

@@ -10,9 +10,8 @@ from typing import Any
 
 from zerocopy import __version__
 from zerocopy.catalog import CATALOG, IMAGE_MODELS
-from zerocopy.config import PATHS, Kind, RunConfig
+from zerocopy.config import PATHS, STYLES, Kind, RunConfig
 from zerocopy.errors import ConfigError
-from zerocopy.sinks.draw import STYLES
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 2, 130, 141, 143
 # Flags a setting is also known by (older names keep working).

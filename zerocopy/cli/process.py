@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from zerocopy.cli.options import PROCESS_SETTINGS, config_from
 from zerocopy.cli.progress import progress_factory
 from zerocopy.cli.runtime import (
     DetectRun,
@@ -20,6 +21,12 @@ from zerocopy.cli.runtime import (
     stop_on_signals,
 )
 from zerocopy.errors import ConfigError, ZeroCopyError
+from zerocopy.process import Processor
+from zerocopy.sinks.drive import made_sinks
+from zerocopy.sinks.files import check_writable, stdout_alias
+from zerocopy.sinks.jsonl import JsonlSink
+from zerocopy.sinks.map_videos import MapVideoSink, NpySink, check_npy_folder
+from zerocopy.sinks.video import CONTAINERS
 
 
 @dataclass(frozen=True)
@@ -32,10 +39,6 @@ class MapOutputs:
 
 
 def _sinks(out: Outputs, maps: MapOutputs, names, inputs: int) -> list:
-    from zerocopy.sinks.drive import made_sinks
-    from zerocopy.sinks.jsonl import JsonlSink
-    from zerocopy.sinks.map_videos import MapVideoSink, NpySink
-
     blend = "anonymise" if maps.anonymise else "blend"
     return made_sinks(
         lambda: JsonlSink(out.json, names, with_source=inputs > 1) if out.json else None,
@@ -55,8 +58,6 @@ def run_process(processor, inputs: Sequence[str], out: Outputs, maps: MapOutputs
 
 def _name_outputs(report: dict, sinks) -> None:
     """Each input's entry in the report names its `output` and `mask_output` videos."""
-    from zerocopy.sinks.map_videos import MapVideoSink
-
     for sink in sinks:
         if isinstance(sink, MapVideoSink):
             files = dict(sink.outputs)
@@ -67,10 +68,6 @@ def _name_outputs(report: dict, sinks) -> None:
 
 def _check_targets(args, videos: list[tuple[str, str | None]]) -> None:
     """Refuse, before any work, an output that cannot be written (the videos: by their name too)."""
-    from zerocopy.sinks.files import check_writable, stdout_alias
-    from zerocopy.sinks.map_videos import check_npy_folder
-    from zerocopy.sinks.video import CONTAINERS
-
     args.json, args.report = stdout_alias(args.json), stdout_alias(args.report)
     for option, target in (("--json", args.json), ("--report", args.report), *videos):
         check_writable(option, target)
@@ -82,9 +79,6 @@ def _check_targets(args, videos: list[tuple[str, str | None]]) -> None:
 
 
 def cmd_process(args, say: Callable[[str], None]) -> int:
-    from zerocopy.cli.options import PROCESS_SETTINGS, config_from
-    from zerocopy.process import Processor
-
     videos = [("--output", args.output), ("--mask-output", args.mask_output)]
     _check_targets(args, videos)
     if args.anonymise and not args.output:

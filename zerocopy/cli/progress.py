@@ -6,6 +6,8 @@ import os
 import sys
 import time
 
+from tqdm import tqdm
+
 from zerocopy.redaction import redact
 from zerocopy.sinks.drive import Progress
 
@@ -37,8 +39,6 @@ def progress_factory(quiet: bool) -> Progress | None:
         return None
     if not sys.stderr.isatty():
         return lambda source, total, position=0: ProgressLines(source, total)
-    from tqdm import tqdm
-
     def make(source: str, total: int | None, position: int = 0):
         return tqdm(total=total, desc=os.path.basename(source)[:30], unit="frame", leave=False,
                     file=sys.stderr, dynamic_ncols=True, position=position)

@@ -5,14 +5,22 @@ refusal, the broker's publisher, and the summary and exit code at the end (`fini
 from __future__ import annotations
 
 import contextlib
+import signal
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
 from zerocopy.errors import ConfigError, counted
 from zerocopy.pipeline import RunResult
+from zerocopy.pipeline.events import InputBegin
+from zerocopy.publish import MqttPublisher, MqttTarget
 from zerocopy.refusals import PathChoice, summary
-from zerocopy.sinks.drive import Progress, feed
+from zerocopy.report import write_report
+from zerocopy.sinks.drive import Progress, commit, discard, feed, settle
+from zerocopy.sinks.files import STDOUT, OutputError, Target, claim
+from zerocopy.sinks.video import output_names
 from zerocopy.sources import expand_inputs
 
 
@@ -47,11 +55,6 @@ def drive(detector, inputs: list[str], out: Outputs, sinks: list, name_outputs) 
     cannot be written (`OutputError`: a full disk, an I/O error) removes every temporary of the run and
     renames none, so each previous file stays as it was; the report is renamed into place only if an input
     began (a run that fails before its first frame keeps the previous report)."""
-    from zerocopy.pipeline.events import InputBegin
-    from zerocopy.report import write_report
-    from zerocopy.sinks.drive import commit, discard, settle
-    from zerocopy.sinks.files import OutputError
-
     began = False
 
     def saw(event) -> None:
@@ -104,9 +107,6 @@ def claim_outputs(args, inputs: Sequence[str], videos: Sequence[tuple[str, str |
     """Every file the run will write (`--output`'s per-input names included), checked against the others
     and the `inputs` (expanded), and locked until the run ends (sinks/files.py): refused before any work.
     `videos`: the (flag, file) of each video written per input (default: `--output`'s); `others`: more files."""
-    from zerocopy.sinks.files import STDOUT, Target, claim
-    from zerocopy.sinks.video import output_names
-
     on_stdout = [option for option, target in (("--json", args.json), ("--report", args.report), *others)
                  if target == STDOUT]
     if len(on_stdout) > 1:
@@ -131,9 +131,6 @@ class Stop:
 def stop_on_signals(stop: Callable[[], None]):
     """The first Ctrl-C or SIGTERM (`docker stop`, systemd) calls `stop()`: the run ends after the
     frames in flight and its outputs complete. A second Ctrl-C interrupts at once."""
-    import signal
-    import threading
-
     seen = Stop()
     if threading.current_thread() is not threading.main_thread():
         yield seen
@@ -168,18 +165,12 @@ def refusal_teller(args, say: Callable[[str], None]):
 def open_publisher(url: str, ca: str | None, node: str):
     """The MQTT publisher for `--publish` and serve's `[publish]` (connecting in the background: a broker that
     is down delays nothing); its caller says "publishing events to" when the run is ready."""
-    from zerocopy.publish import MqttPublisher, MqttTarget
-
     return MqttPublisher(MqttTarget.parse(url, ca=ca), node=node)
 
 
 def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what: str) -> int:
     """After a run: the summary on stderr (the path and why better ones were refused, damaged or failed
     inputs, `what` was found with the speed and CPU), and the exit code."""
-    import signal
-
-    from zerocopy.cli.options import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
-
     report, result = run.report, run.result
     if run.choice.reasons and not args.quiet and result.frames:
         if args.verbose:

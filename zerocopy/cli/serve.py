@@ -4,17 +4,21 @@ object, the publisher's queue as far as it goes)."""
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 
+from zerocopy.cli.options import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
+from zerocopy.cli.runtime import open_publisher, stop_on_signals
+from zerocopy.redaction import masking
+from zerocopy.serve.config import ServeConfigError, load_config
+from zerocopy.serve.engine import Engine
+from zerocopy.serve.http import StatusServer
+
 
 def cmd_serve(args, say: Callable[[str], None]) -> int:
-    from zerocopy.cli.options import EXIT_OK, EXIT_USAGE
-    from zerocopy.redaction import masking
-    from zerocopy.serve.config import ServeConfigError, load_config
-
     try:
         config = load_config(args.config)
     except ServeConfigError as e:
@@ -30,13 +34,6 @@ def cmd_serve(args, say: Callable[[str], None]) -> int:
 
 def _serve(config, say: Callable[[str], None]) -> int:
     """Run the checked `config` until SIGTERM or Ctrl-C; the exit code."""
-    import signal
-
-    from zerocopy.cli.options import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
-    from zerocopy.cli.runtime import open_publisher, stop_on_signals
-    from zerocopy.serve.engine import Engine
-    from zerocopy.serve.http import StatusServer
-
     stop = threading.Event()
     with stop_on_signals(stop.set) as stopped:
         publisher = None

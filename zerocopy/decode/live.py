@@ -17,7 +17,7 @@ from typing import Any
 
 from zerocopy.decode.base import Decoded, VideoDecoder
 from zerocopy.decode.damage import DamageReport, LiveReport
-from zerocopy.errors import counted
+from zerocopy.errors import InputError, counted
 from zerocopy.redaction import redact_text
 from zerocopy.sources import url_scheme
 
@@ -222,8 +222,6 @@ def reopen(policy: LivePolicy, live: LiveReport, stopping: threading.Event, sinc
     seconds have passed since `since` (the last frame). Attempts, reconnections and giving up
     (`live.gave_up`, with the last attempt's error) are recorded in `live`; None when none succeeded.
     `failed` (if given) is told each failed attempt's reason."""
-    from zerocopy.errors import InputError
-
     deadline = since + policy.give_up_after
     live.reconnecting = redact_text(why)  # shown in reports: no password of the source's URL
     last = why
@@ -262,8 +260,6 @@ def open_late(policy: LivePolicy, live: LiveReport, stopping: threading.Event, f
     reconnect back-off until `give_up_after` (a camera still booting, a server restarting): the
     container, or `OpenAbandoned` when stopped, or an `InputError` saying it gave up. Each failed opening
     is told to the `watch_open_failures` watchers."""
-    from zerocopy.errors import InputError
-
     source, _, why = str(first).partition(": cannot open: ")
     if why:
         _tell_open_failed(source, why)

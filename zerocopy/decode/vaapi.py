@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import av
+import av.codec.hwaccel
+from av.codec import Codec
 
 from zerocopy.decode.damage import DamageReport
 from zerocopy.decode.ffmpeg_log import captured_ffmpeg_log, describe_av_error, ffmpeg_log_line
@@ -80,10 +82,8 @@ def pick_render_node(requested: str | None) -> str | None:
 
 def hw_owned_support() -> str | None:
     """None when PyAV's `HWAccel` takes `is_hw_owned` (PyAV ≥ 17), else why the VA paths cannot run."""
-    from av.codec.hwaccel import HWAccel
-
     try:
-        HWAccel(device_type="vaapi", is_hw_owned=True)  # stores settings only: opens no device
+        av.codec.hwaccel.HWAccel(device_type="vaapi", is_hw_owned=True)  # stores settings only: opens no device
     except TypeError:
         return (f"PyAV {av.__version__} lacks HWAccel(is_hw_owned): frames would be copied to system memory; "
                 "needs PyAV ≥ 17 on FFmpeg ≥ 8")
@@ -91,9 +91,7 @@ def hw_owned_support() -> str | None:
 
 
 def _hwaccel(node: str):
-    from av.codec.hwaccel import HWAccel
-
-    return HWAccel(device_type="vaapi", device=node, allow_software_fallback=False, is_hw_owned=True)
+    return av.codec.hwaccel.HWAccel(device_type="vaapi", device=node, allow_software_fallback=False, is_hw_owned=True)
 
 
 def _last_message(log: DamageReport) -> str:
@@ -105,8 +103,6 @@ def _last_message(log: DamageReport) -> str:
 
 def check_device(node: str) -> None:
     """Open the VA device on `node` alone (vaInitialize and all), to tell a device failure from an input one."""
-    from av.codec import Codec
-
     if not os.path.exists(node):
         raise PathUnavailable({"va": Reason(Code.NO_SUCH_RENDER_NODE, f"the render node {node} does not exist")})
     codecs = []

@@ -20,6 +20,7 @@ import openvino as ov
 from openvino.preprocess import ColorFormat, PrePostProcessor
 
 from zerocopy.catalog import CATALOG, CatalogEntry
+from zerocopy.catalog.fetch import pull
 from zerocopy.errors import ConfigError, ModelChoiceError, ModelError, openvino_reason
 from zerocopy.infer.properties import default_config
 from zerocopy.postprocess import Postprocessor, guess_postprocess, make_postprocessor
@@ -154,8 +155,6 @@ def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | 
     classifier with one output of class scores; "process": a local file is then a frame model with one
     single-channel map output, fed RGB in [0, 1] and letterboxed, as MediaPipe's models are). A model that
     is not one, or not one for `task`, is a `ModelChoiceError` naming `setting` (by default the task's)."""
-    from zerocopy.catalog.fetch import pull
-
     setting = setting or ("classify" if task == "classify" else "model")
     if model in CATALOG:
         entry = CATALOG[model]

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import openvino as ov
 
 from zerocopy.config import AUTO_ORDER, PATHS
+from zerocopy.decode.opencv import import_cv2
 from zerocopy.errors import ModelError
 from zerocopy.infer.model import pick_device
 from zerocopy.paths.base import FrameStream, Front, OpenRequest, PreparedStream
@@ -51,8 +52,6 @@ def front_for(name: str) -> Front:
     if name == "zero-copy":
         return ZeroCopyFront()
     if name == "baseline":
-        from zerocopy.decode.opencv import import_cv2
-
         import_cv2()
         return BaselineFront()
     raise ValueError(f"unknown path {name!r}")

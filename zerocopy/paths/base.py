@@ -19,6 +19,7 @@ from zerocopy.config import RunConfig
 from zerocopy.decode.base import VideoDecoder
 from zerocopy.decode.damage import DamageReport
 from zerocopy.frames import Geometry, PreparedFrame
+from zerocopy.paths.rate import DetectRate
 
 if TYPE_CHECKING:
     from zerocopy.decode.vaapi import VASession
@@ -108,8 +109,6 @@ class PreparedStream:
 
     def __init__(self, decoder: VideoDecoder, prepare: Prepare, bridge: Any = None, *,
                  detect_fps: float | None = None, show: Callable[[Any], Any] | None = None):
-        from zerocopy.paths.rate import DetectRate
-
         self.decoder, self.prepare = decoder, prepare
         self.bridge = bridge  # the native bridge, on the VA paths
         self.rate = decoder.rate

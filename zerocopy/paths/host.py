@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import av
+
+from zerocopy.decode.live import Paced
+from zerocopy.decode.opencv import OpenCVDecoder
+from zerocopy.decode.pyav import PyAVDecoder
+from zerocopy.handoff.host import HostHandoff
 from zerocopy.paths.base import FrameStream, OpenRequest, Prepared, PreparedStream
+from zerocopy.resize.bgr import BGRResizer
+from zerocopy.resize.planes import PlaneResizer
+from zerocopy.resize.regions import BgrRoiFeed, PlanesRoiFeed
 
 
 class HostFront:
@@ -17,13 +26,9 @@ class HostFront:
         return []
 
     def handoff(self, model, stream):
-        from zerocopy.handoff.host import HostHandoff
-
         return HostHandoff(model.input_names)
 
     def roi_feed(self, model, stream):
-        from zerocopy.resize.regions import BgrRoiFeed, PlanesRoiFeed
-
         return PlanesRoiFeed(model) if self.name == "software" else BgrRoiFeed(model)
 
 
@@ -34,9 +39,6 @@ class SoftwareFront(HostFront):
     input_kind = "nv12"
 
     def open(self, source, req: OpenRequest) -> FrameStream:
-        from zerocopy.decode.pyav import PyAVDecoder
-        from zerocopy.resize.planes import PlaneResizer
-
         model, config = req.model, req.config
         # Planes are copied into the request at bind: buffers for the frames not bound yet suffice.
         resizer = PlaneResizer(model.width, model.height, model.spec.resize, ring=req.unbound)
@@ -60,12 +62,6 @@ class BaselineFront(HostFront):
     input_kind = "bgr"
 
     def open(self, source, req: OpenRequest) -> FrameStream:
-        import av
-
-        from zerocopy.decode.live import Paced
-        from zerocopy.decode.opencv import OpenCVDecoder
-        from zerocopy.resize.bgr import BGRResizer
-
         model = req.model
         decoder = OpenCVDecoder(source)
         resizer = BGRResizer(decoder.cv2, model.width, model.height, model.spec.resize)

@@ -10,11 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import av
+
+from zerocopy.bridge import BridgeUnavailable, LayoutError, load_bridge
+from zerocopy.decode.pyav import NothingDecodes
+from zerocopy.decode.vaapi import codec_label, hw_owned_support, open_vaapi
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import PreparedFrame
+from zerocopy.handoff.surface import SurfaceHandoff, va_context
 from zerocopy.paths.base import FrameStream, OpenRequest, Prepare, Prepared, PreparedStream
 from zerocopy.paths.host import HostFront
+from zerocopy.probe import refusals
 from zerocopy.refusals import Code, Reason
+from zerocopy.resize.planes import PlaneResizer
+from zerocopy.resize.vaapi import VaapiScaler
+from zerocopy.resize.vaapi_roi import VaapiRoiFeed
 
 VA_NIREQ = 4  # requests in flight on the VA paths unless --nireq says otherwise (sizes the surface pools)
 
@@ -28,17 +38,11 @@ class _VAFront:
     roi_input_kind = "nv12"  # regions are cropped and scaled on the GPU, to NV12 like the frames
 
     def refusals(self, facts, config) -> list[str]:
-        from zerocopy.probe import refusals
-
         letterbox = config.resize == "letterbox"
         return refusals(facts(), config.batch, letterbox, config.device, config.va_device).get(self.name, [])
 
     def _open(self, source, req: OpenRequest) -> tuple[Any, PreparedStream, PreparedFrame]:
         """VA-API decoder (on the run's shared VA device) + scale_vaapi graph; the first frame prepared."""
-        from zerocopy.bridge import BridgeUnavailable, LayoutError, load_bridge
-        from zerocopy.decode.vaapi import hw_owned_support, open_vaapi
-        from zerocopy.resize.vaapi import VaapiScaler
-
         try:
             bridge = load_bridge()
         except BridgeUnavailable as e:
@@ -72,20 +76,12 @@ class _VAFront:
     def roi_feed(self, model, stream):
         """Regions cropped by the GPU from the decoded surface (`resize/vaapi_roi.py`): remote tensors on
         zero-copy (on the stream's VA context, which the region model is compiled on), downloaded on copy."""
-        from zerocopy.resize.vaapi_roi import VaapiRoiFeed
-
         return VaapiRoiFeed(self.name, stream.bridge, model, stream.context, download=self.download)
 
 
 def prime(name: str, stream: PreparedStream, source) -> PreparedFrame:
     """The first frame through a VA path's stages now (while the input is opened), every failure a
     refusal of the path `name`."""
-    import av
-
-    from zerocopy.bridge import BridgeUnavailable, LayoutError
-    from zerocopy.decode.pyav import NothingDecodes
-    from zerocopy.decode.vaapi import codec_label
-
     try:
         first = stream.prime()
     except NothingDecodes as e:
@@ -122,8 +118,6 @@ class CopyFront(_VAFront, HostFront):
     download = True
 
     def _scale(self, scaler, req: OpenRequest) -> Prepare:
-        from zerocopy.resize.planes import PlaneResizer
-
         model = req.model
         unpack = PlaneResizer(model.width, model.height, "stretch", ring=req.unbound)  # same size: a copy
         y_name, uv_name = model.input_names
@@ -157,8 +151,6 @@ class ZeroCopyFront(_VAFront):
         return scale
 
     def open(self, source, req: OpenRequest) -> FrameStream:
-        from zerocopy.handoff.surface import va_context
-
         bridge, stream, first = self._open(source, req)
         va = req.va
         try:
@@ -172,6 +164,4 @@ class ZeroCopyFront(_VAFront):
         return stream
 
     def handoff(self, model, stream):
-        from zerocopy.handoff.surface import SurfaceHandoff
-
         return SurfaceHandoff(stream.context, model.input_names, stream.bridge)

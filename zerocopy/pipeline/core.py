@@ -29,6 +29,7 @@ from zerocopy.names import camera_name
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
 from zerocopy.pipeline.parallel import Reopen, parallel_events
+from zerocopy.pipeline.sequential import sequential_events
 from zerocopy.postprocess import label_indices
 from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
@@ -281,8 +282,6 @@ class Pipeline:
         interleave, each input's frames in their order, and one input ending or failing does not stop
         the others. With `reopen`, inputs are read that way whatever their number, and each one that ends is
         opened again after a back-off (`parallel.Reopen`) until a stop."""
-        from zerocopy.pipeline.sequential import sequential_events
-
         self.clock = RunClock()
         self.outcomes = []
         self.skipped = 0

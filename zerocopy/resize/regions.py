@@ -15,7 +15,9 @@ import av
 import numpy as np
 from av.video.reformatter import ColorRange, Colorspace, Interpolation, VideoReformatter
 
+from zerocopy.decode.opencv import import_cv2
 from zerocopy.frames import Geometry
+from zerocopy.resize.bgr import BGRResizer
 from zerocopy.resize.crops import Crop, RoiPlacement
 from zerocopy.resize.planes import SWS_MATRIX, interpolation, is_full_range, source_matrix
 
@@ -142,9 +144,6 @@ class BgrRoiFeed:
     """Baseline: crop the full-size BGR picture and `cv2.resize` it, as the classic demo would."""
 
     def __init__(self, model):
-        from zerocopy.decode.opencv import import_cv2
-        from zerocopy.resize.bgr import BGRResizer
-
         self.resizer = BGRResizer(import_cv2(), model.width, model.height, model.spec.resize)
         (self.name,) = model.input_names
 

@@ -23,10 +23,11 @@ from typing import Any
 import av
 import av.filter
 
-from zerocopy.errors import InferenceError, PathUnavailable
+from zerocopy.errors import InferenceError, PathUnavailable, openvino_reason
 from zerocopy.frames import Geometry, ResizeMode
 from zerocopy.refusals import Code, Reason
 from zerocopy.resize.crops import Crop, RoiPlacement, central_crop
+from zerocopy.resize.planes import PlaneResizer
 from zerocopy.resize.regions import Fed
 from zerocopy.resize.vaapi import graph_chain, missing_filters
 
@@ -104,8 +105,6 @@ class VaapiRoiFeed:
         self._graphs: OrderedDict[tuple, _Graph] = OrderedDict()
         self._unpack = None
         if download:
-            from zerocopy.resize.planes import PlaneResizer
-
             self._unpack = PlaneResizer(self.dst_w, self.dst_h, "stretch")  # same size: a copy; fresh planes
 
     def _refusal(self, why: str) -> PathUnavailable:
@@ -161,6 +160,4 @@ _FAILURES = (av.FFmpegError, RuntimeError, TypeError, ValueError, OSError)
 
 
 def _why(e: BaseException) -> str:
-    from zerocopy.errors import openvino_reason
-
     return openvino_reason(e) if isinstance(e, RuntimeError) else (str(e) or type(e).__name__)

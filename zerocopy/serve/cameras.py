@@ -19,10 +19,12 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from PIL import ImageFont
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.serve.status import CameraState, CameraStatus
+from zerocopy.sinks.draw import draw_detections
 
 WINDOW_S = 10.0
 LATENCY_SAMPLES = 300
@@ -147,10 +149,6 @@ class Camera:
     def latest_jpeg(self, names: Sequence[str]) -> bytes | None:
         """The last frame with its boxes drawn, as JPEG bytes: encoded once per frame, when first asked for (from
         any thread: under the picture lock, so the PyAV frame is used by one thread at a time)."""
-        from PIL import ImageFont
-
-        from zerocopy.sinks.draw import draw_detections
-
         with self._picture_lock:
             if self._jpeg is None and self._picture is not None:
                 picture, detections = self._picture

@@ -18,14 +18,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.config import RunConfig, default_node
 from zerocopy.errors import ConfigError, ZeroCopyError
 from zerocopy.names import NAME_RULE, is_name
+from zerocopy.postprocess import label_indices
+from zerocopy.publish.target import MqttTarget, ca_problem
 from zerocopy.redaction import redact
 from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
 from zerocopy.serve.http_config import HttpConfig, check_http
 from zerocopy.serve.secrets import Filler
-from zerocopy.sources import source_kind
+from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, source_kind, url_scheme
 
 # what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
@@ -112,8 +115,6 @@ def _check_settings(given: dict[str, Any], where: str, problem: Callable[[str, s
 
 def _relative(key: str, value: Any, base: Path) -> Any:
     """A file named relative to the config's folder (a service's working folder is seldom the config's)."""
-    from zerocopy.catalog import CATALOG
-
     if key == "labels" or (key == "model" and value not in CATALOG):
         path = Path(os.path.expanduser(str(value)))
         if not path.is_absolute() and (base / path).exists():
@@ -125,9 +126,6 @@ def _relative(key: str, value: Any, base: Path) -> Any:
 def _check_model(settings: dict[str, Any], where: str, problem: Callable[[str, str], None]) -> None:
     """The model exists, and a catalogue model has the `classes` and `anonymise` labels asked of it (else the
     camera's whole group would fail at every start, each camera sharing the compiled model with it included)."""
-    from zerocopy.catalog import CATALOG, DEFAULT_MODEL
-    from zerocopy.postprocess import label_indices
-
     model = settings.get("model", DEFAULT_MODEL)
     if isinstance(model, str) and model not in CATALOG and not Path(model).exists():
         problem(where, f"model: {model!r} is neither a catalogue model ({', '.join(CATALOG)}) nor a file")
@@ -144,8 +142,6 @@ def _check_url(url: str, where: str, problem: Callable[[str, str], None], loop: 
     """A camera is a stream or a device, or a file with `loop = true` (for trying serve: played again from its
     start at its end, paced as live); a file without it would be read to its end at full speed (`zerocopy detect`
     runs files)."""
-    from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, url_scheme
-
     scheme = url_scheme(url)
     if scheme is not None and scheme not in NETWORK_SCHEMES:
         problem(where, f"url: {redact(url)!r}: {scheme}:// is not a stream zerocopy opens (use rtsp://, http://, "
@@ -214,8 +210,6 @@ def _check_publish(table: dict | None, fill: Filler, problem: Callable[[str, str
     """The [publish] table (None: there is none, or it has no usable url); `ca` relative to the config's folder."""
     if table is None:
         return None
-    from zerocopy.publish.target import MqttTarget, ca_problem
-
     unknown_keys("publish", sorted(set(table) - set(PUBLISH_KEYS)), list(PUBLISH_KEYS), problem,
                  f"[publish] takes {', '.join(PUBLISH_KEYS)}")
     url, ca = table.get("url"), table.get("ca")

@@ -16,12 +16,17 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from zerocopy.api import Detector
+from zerocopy.catalog.fetch import cache_dir
 from zerocopy.config import INPUT_SETTINGS, RunConfig
+from zerocopy.decode.live import watch_open_failures
 from zerocopy.errors import ZeroCopyError
 from zerocopy.infer.compiled import CompiledModels
+from zerocopy.infer.model import make_core
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
 from zerocopy.pipeline.parallel import Reopen
 from zerocopy.redaction import redact_text
@@ -29,6 +34,8 @@ from zerocopy.serve.cameras import Camera
 from zerocopy.serve.config import SERVICE_SETTINGS
 from zerocopy.serve.status import CameraState, CameraStatus
 from zerocopy.sinks import NullSink
+from zerocopy.sinks.drive import feed
+from zerocopy.sinks.publish import MqttSink
 
 RESTART_S = (1.0, 30.0)  # a run, or a camera, that ended is started again after 1 s, doubling to 30 s
 REOPEN = Reopen(*RESTART_S)
@@ -57,8 +64,6 @@ class Group:
         self.thread.start()
 
     def _serve(self, publisher: Any, pictures: bool) -> None:
-        from zerocopy.api import Detector
-
         delay = RESTART_S[0]
         run_settings = {**self.settings, **SERVICE_SETTINGS, **({"node": self.node} if self.node else {})}
         try:
@@ -85,9 +90,6 @@ class Group:
                 self.detector.close()
 
     def _run(self, det: Any, publisher: Any, pictures: bool) -> None:
-        from zerocopy.sinks.drive import feed
-        from zerocopy.sinks.publish import MqttSink
-
         sinks: list = []
         if publisher is not None and any(c.publish for c in self.configs):
             sinks.append(PublishingCameras(
@@ -168,8 +170,6 @@ class Engine:
         self._unwatch: Callable[[], None] | None = None
 
     def start(self) -> None:
-        from zerocopy.decode.live import watch_open_failures
-
         self._unwatch = watch_open_failures(self._open_failed)
         for g in self.groups:
             g.start(self.publisher, self.snapshots, self.publish_detections)
@@ -182,8 +182,6 @@ class Engine:
     def stop(self, timeout: float = 2.0) -> bool:
         """Stop every run (frames in flight finish, open objects end) and close the publisher; True if
         everything ended within `timeout` seconds."""
-        import time
-
         deadline = time.monotonic() + timeout
         if self._unwatch is not None:
             self._unwatch()
@@ -237,7 +235,4 @@ class Engine:
 
 
 def _service_models() -> CompiledModels:
-    from zerocopy.catalog.fetch import cache_dir
-    from zerocopy.infer.model import make_core
-
     return CompiledModels(make_core(cache_dir() / "ov-cache"))

@@ -15,10 +15,10 @@ import av
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+from zerocopy.config import STYLES
 from zerocopy.detections import Detections
 
 COLOURS = [(255, 64, 64), (64, 200, 64), (64, 128, 255), (255, 200, 0), (200, 64, 255)]
-STYLES = ("pixelate", "blur", "fill")
 ANONYMISE_GROW = 1.2  # the box grown about its centre first: a face box leaves hair, ears and chin out
 PIXELS_ACROSS = 5  # pixelate: the region becomes about this many blocks across (unrecognisable)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import secrets
 import stat
@@ -265,8 +266,6 @@ def _lock(t: Target) -> int:
     removed at release; a lock taken on a file just removed is retried on the new one. Never through a
     link: the name is opened with `O_NOFOLLOW` and must be a plain file with no other name (a planted
     symbolic or hard link is refused: the run would write its PID into the file it points at)."""
-    import fcntl
-
     name = lock_name(t.path)
     while True:
         try:

@@ -9,6 +9,7 @@ import openvino as ov
 
 from zerocopy.config import RunConfig
 from zerocopy.infer.model import ModelSpec
+from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.postprocess import LabelChoice
 from zerocopy.roi.setup import ResolvedTask, make_stage, make_tiler
 from zerocopy.stages.base import Stage
@@ -32,7 +33,5 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
         stages.append(Anonymise(labels, config.anonymise_style))
     stages.append(ShownClasses(labels))
     if config.track:
-        from zerocopy.pipeline.tracking import InputTracks  # (supervision's tracker: an extra)
-
         stages.append(InputTracks(config, detector.labels or None))
     return stages
