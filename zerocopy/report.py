@@ -24,6 +24,19 @@ if TYPE_CHECKING:
     from zerocopy.sinks.files import Staged
 
 
+# The report's own fields: a stage's report (keyed by its name) may not take one of them.
+_FIELDS = {"zerocopy", "path", "refused", "refused_summary", "device", "runs_on", "model", "nireq", "batch",
+           "decode_threads", "config", "frames", "inferred_frames", "detections", "setup_s", "wall_s", "fps", "stages",
+           "latency", "sinks", "cpu", "peak_rss_mb", "machine", "inputs", "interrupted", "publish", "process"}
+
+
+def _stage_reports(result: RunResult) -> dict:
+    taken = sorted(set(result.reports) & _FIELDS)
+    if taken:
+        raise ValueError(f"a stage named {taken[0]!r} would overwrite the run report's {taken[0]!r}: rename it")
+    return {name: report.summary() for name, report in result.reports.items()}
+
+
 def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, config: RunConfig) -> dict:
     """`config`: the run's, resolved (printed whole under "config"; `decode_threads` at the top is
     FFmpeg's threads when the path decodes on the CPU, 0 meaning FFmpeg's choice, else None)."""
@@ -56,7 +69,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
         "stages": result.stages.summary(),
-        **{name: report.summary() for name, report in result.reports.items()},  # tiles, rois, tracking, …
+        **_stage_reports(result),  # tiles, rois, tracking, …
         "latency": result.latency.summary() if result.latency.count else None,  # live/paced inputs only
         "sinks": {  # the time the caller spent between frames: writing the outputs, for the CLI
             "seconds": round(result.sink_s, 3),

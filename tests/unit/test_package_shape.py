@@ -216,8 +216,7 @@ LAZY_PACKAGES = {  # "extra": may be imported inside any function; "heavy": only
 # functions it may import what loads one of them.
 LIGHT_MODULES = {
     "zerocopy": {"openvino", "av", "tqdm", "urllib.request"},  # `import zerocopy`: the API loads on first use
-    # `zerocopy --help`, --version, `models list`, a usage error; OpenVINO only after keep_openvino_quiet. (PyAV
-    # loads here: config.py imports sinks/draw.py for STYLES.)
+    # `zerocopy --help`, --version, `models list`, a usage error; OpenVINO only after keep_openvino_quiet
     "zerocopy.cli": {"openvino", "av", "tqdm", "urllib.request"},
     "zerocopy.catalog.fetch": {"openvino"},  # `zerocopy models list|pull` (only reshape_to needs it)
     "zerocopy.bench.worker": {"openvino"},  # only after keep_openvino_quiet: a measured run sends no usage event

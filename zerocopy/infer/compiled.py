@@ -28,6 +28,8 @@ class CompiledModels:
         self._va: dict[tuple[str, str | None], VASession] = {}
         self._compiling: dict[tuple, threading.Lock] = {}  # a lock per key being compiled
         self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)  # no compile under way (close() waits for it)
+        self._under_way = 0
         self.closed = False
 
     def compile(self, graph: ov.Model, name: str, identity: tuple, device: str, context: Any,
@@ -41,18 +43,24 @@ class CompiledModels:
             if found is not None:
                 return found
             compiling = self._compiling.setdefault(key, threading.Lock())
-        with compiling:  # one compile per key; other keys (serve's other groups) compile meanwhile
+            self._under_way += 1
+        try:
+            with compiling:  # one compile per key; other keys (serve's other groups) compile meanwhile
+                with self._lock:
+                    found = self._found(key)
+                if found is not None:
+                    return found
+                compiled = self.core.compile_model(graph, context if context is not None else device, properties)
+                with self._lock:
+                    self._compiled[key] = (compiled, context)  # the context lives as long as its model
+                    self.compiles[name] += 1
+                return compiled
+        finally:
             with self._lock:
-                found = self._found(key)
-            if found is not None:
-                return found
-            compiled = self.core.compile_model(graph, context if context is not None else device, properties)
-            with self._lock:
-                found = self._found(key)  # (closed meanwhile: raises; the compiled model is dropped)
-                self._compiled[key] = (compiled, context)  # the context lives as long as its model
-                self._compiling.pop(key, None)
-                self.compiles[name] += 1
-            return compiled
+                self._under_way -= 1
+                if not self._under_way:
+                    self._compiling.clear()
+                    self._idle.notify_all()
 
     def _found(self, key: tuple) -> ov.CompiledModel | None:
         """(Under the lock.) The model compiled for `key`, if it is; raises once closed."""
@@ -74,7 +82,8 @@ class CompiledModels:
         """Release every compiled model, then the VA devices (idempotent). Requests still using a model keep it
         alive until they are dropped."""
         with self._lock:
-            self.closed = True
+            self.closed = True  # no compile starts from here on; one under way ends before the VA devices go
+            self._idle.wait_for(lambda: not self._under_way)
             self._compiled.clear()
             sessions, self._va = list(self._va.values()), {}
         for va in sessions:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from zerocopy.decode.base import GUESSED_RATE
+
 
 class DetectRate:
     """Takes the first frame, then one frame every 1/`fps` seconds of media time (the frame's `pts`, or
@@ -16,7 +18,7 @@ class DetectRate:
     def __init__(self, fps: float, rate: float):
         self.period = 1.0 / fps
         self.slack = 0.5 / rate if rate and rate > 0 else 0.0
-        self.rate = rate if rate and rate > 0 else 30.0
+        self.rate = rate if rate and rate > 0 else GUESSED_RATE
         self._due: float | None = None
         self.taken = 0
         self.seen = 0

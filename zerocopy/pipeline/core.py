@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 
 from zerocopy.bridge.layout import LayoutError
 from zerocopy.config import InputSettings, RunConfig
+from zerocopy.decode.base import GUESSED_RATE
 from zerocopy.decode.vaapi import VASession
 from zerocopy.detections import Detections
 from zerocopy.errors import InferenceError, ModelError, PathUnavailable, ZeroCopyError, openvino_reason
@@ -238,8 +239,8 @@ class Pipeline:
         own = self._own(input)
         camera = self.cameras[input] if input < len(self.cameras) else camera_name(source)
         classes = label_indices(own.classes, self.model.spec.labels) if own.classes is not None else None
-        self.after.begin(InputInfo(index=input, source=source, camera=camera, rate=stream.rate,
-                                   detect_fps=own.of_run(self.config).detect_fps, classes=classes))
+        self.after.begin(InputInfo(index=input, source=source, camera=camera, rate=stream.rate or GUESSED_RATE,
+                                   detect_fps=own.of_run(self.config).detect_fps, classes=classes, settings=own))
         return InputBegin(source, stream.rate, stream.expected_frames, input)
 
     def end_input(self, input: int) -> tuple:

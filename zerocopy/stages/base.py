@@ -13,8 +13,10 @@ detections through them in turn (`StageChain`); it knows nothing of what any of 
   first frame during the path's trial (`prime`), and let go when the run ends (`release`);
 - learns of each input as it begins (`begin`, with its frozen `InputInfo`) and ends (`end`, which may emit
   events, e.g. the end of every tracked object);
-- on each frame (`__call__`) takes the detections so far (None on a frame not inferred) and returns the
-  detections after it and the events it made (`track.ObjectEvent` and their kin: each has `to_dict()`);
+- on each frame (`__call__`) takes the detections so far (None, or a stage's guess such as the tracks'
+  predictions, on a frame not inferred) and returns the detections after it and the events it made: records the
+  event sinks write and publish, as `track.ObjectEvent` is (`to_record()` for JSON Lines; `id`, `camera`, `type`
+  and `to_mqtt(before)` for the broker);
 - sums itself up (`report()`: an object with `summary()` and `reset()`, or None).
 
 `StageBase` gives every method a default that does nothing, so a stage writes only what it does."""
@@ -22,9 +24,10 @@ detections through them in turn (`StageChain`); it knows nothing of what any of 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from zerocopy.config import InputSettings
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 
@@ -44,6 +47,7 @@ class InputInfo:
     rate: float  # the stream's frames per second (never 0: `decode.base.GUESSED_RATE` when its container does not say)
     detect_fps: float | None = None  # inferences per second asked of it (its own, else the run's; None: every frame)
     classes: tuple[int, ...] | None = None  # its own reported labels (label indices), None: the run's
+    settings: InputSettings = field(default_factory=InputSettings)  # all of its own (`config.INPUT_SETTINGS`)
 
     @property
     def inferred_rate(self) -> float:

@@ -62,8 +62,9 @@ class StageChain:
         not time themselves (counted as postprocessing)."""
         events: list = []
         untimed = 0.0
+        skipped = detections is None  # (a stage before may give it boxes: the tracks' predictions)
         for i, stage in enumerate(self.stages):
-            if detections is not None or stage.on_skipped:
+            if not skipped or stage.on_skipped:
                 t0 = time.perf_counter()
                 try:
                     detections, made = stage(frame, detections, input)

@@ -156,3 +156,39 @@ def test_anonymise_hides_the_hidden_labels_in_the_picture_before_anything_sees_i
     pixels = f.picture.to_ndarray(format="rgb24")
     assert (pixels[10:50, 10:40] == 200).all()  # label 0's box: untouched
     assert (pixels[15:45, 55:75] != 200).any()  # label 1's box: filled
+
+
+def test_a_stage_that_guesses_boxes_for_a_frame_left_out_does_not_make_later_stages_see_it():
+    """Tracking gives a frame `--detect-fps` left out the tracks' predicted boxes; a stage after it that does not
+    see such frames (`on_skipped` False: zones, counts) is still not called on it."""
+    class Predicts(Recorder):
+        def __call__(self, frame, detections, input):
+            super().__call__(frame, detections, input)
+            return boxes(0), []
+
+    predicts, later = Predicts("predicts", on_skipped=True), Recorder("later")
+    dets, _, _ = StageChain([predicts, later])(frame(), None, 0, no_failure)
+    assert len(dets) == 1 and later.seen == []
+    StageChain([predicts, later])(frame(), boxes(0), 0, no_failure)
+    assert later.seen == [(1, True)]
+
+
+def test_an_input_s_own_settings_reach_the_stages_whole():
+    from zerocopy.config import InputSettings
+
+    seen = Recorder("seen")
+    own = InputSettings(detect_fps=2.0, classes=("face",))
+    StageChain([seen]).begin(InputInfo(index=0, source="a", camera="a", rate=25.0, settings=own))
+    assert seen.begun[0].settings is own and seen.begun[0].inferred_rate == 25.0  # (detect_fps given apart)
+
+
+def test_a_stage_may_not_take_a_field_of_the_run_report():
+    from zerocopy.pipeline.events import RunResult
+    from zerocopy.report import _stage_reports
+    from zerocopy.stats import RunClock, StageTimes
+
+    tracks = InputTracks(RunConfig.make({"track": True}), ("face",))
+    made = RunResult(inputs=[], stages=StageTimes(), clock=RunClock(), reports={"tracking": tracks})
+    assert _stage_reports(made) == {"tracking": {"objects": 0, "per_label": {}}}
+    with pytest.raises(ValueError, match="a stage named 'config' would overwrite"):
+        _stage_reports(RunResult(inputs=[], stages=StageTimes(), clock=RunClock(), reports={"config": tracks}))
