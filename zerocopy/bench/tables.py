@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from zerocopy.errors import ZeroCopyError, counted
@@ -76,6 +77,21 @@ def _where_lines(result: dict) -> list[str]:
             if r.get("device") and len(set(decode_infer(name, r["device"]))) == 2]
 
 
+def _path_notes(result: dict, shown: Callable[[str], str], sep: str) -> list[str]:
+    """The lines under either table about each path: against the baseline, CPU by thread, regions and tiles, and
+    the paths that could not run (`shown(name)`: the path's name as the table writes it; `sep` after it)."""
+    paths = result["paths"].items()
+    lines = [_vs_baseline_line(shown(n), r["vs_baseline"]) for n, r in paths if r.get("vs_baseline")]
+    lines += [f"{shown(n)}{sep}CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}"
+              for n, r in paths if r.get("cpu_ms_per_frame_by_thread")]
+    for n, r in paths:
+        if r.get("rois"):
+            lines.append(f"{shown(n)}{sep}{_rois_line(r['rois'])}")
+        if r.get("tiles"):
+            lines.append(f"{shown(n)}{sep}{_rois_line(r['tiles'], 'tiles (--tiles)')}")
+    return lines + [f"{shown(n)}: unavailable: {why}" for n, why in result["unavailable"].items()]
+
+
 def _limits_line(lim: dict) -> str:
     threads = lim.get("decode_threads")
     how = "FFmpeg's own threading" if threads == 0 else f"{counted(threads, 'thread')}, as software decodes"
@@ -130,19 +146,7 @@ def table(result: dict) -> str:
     lines.append(f"limits: {_limits_line(lim)}")
     lines.append("efficiency = FPS / the slower of decode only (as software decodes) and inference only")
     lines.extend(_where_lines(result))
-    for name, r in result["paths"].items():
-        if r.get("vs_baseline"):
-            lines.append(_vs_baseline_line(name, r["vs_baseline"]))
-    for name, r in result["paths"].items():
-        if r.get("cpu_ms_per_frame_by_thread"):
-            lines.append(f"{name}: CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")
-    for name, r in result["paths"].items():
-        if r.get("rois"):
-            lines.append(f"{name}: {_rois_line(r['rois'])}")
-        if r.get("tiles"):
-            lines.append(f"{name}: {_rois_line(r['tiles'], 'tiles (--tiles)')}")
-    for name, why in result["unavailable"].items():
-        lines.append(f"{name}: unavailable: {why}")
+    lines += _path_notes(result, lambda name: name, ": ")
     if "baseline" in result["paths"]:
         lines.append("baseline: decode = cv2.VideoCapture.grab(); preprocess = retrieve() (the full-size YUV→BGR "
                      "conversion) + cv2.resize")
@@ -161,19 +165,7 @@ def markdown(result: dict) -> str:
                f"Input: {inp['codec']} {inp['width']}×{inp['height']}. Machine: {m['cpu']}, {m['cores']} cores. "
                f"{_footer_runs(result).capitalize()}.")
     out += [f"- {line}" for line in _where_lines(result)]
-    for name, r in result["paths"].items():
-        if r.get("vs_baseline"):
-            out.append(f"- {_vs_baseline_line(f'`{name}`', r['vs_baseline'])}")
-    for name, r in result["paths"].items():
-        if r.get("cpu_ms_per_frame_by_thread"):
-            out.append(f"- `{name}` CPU ms/frame by thread: {_by_thread(r['cpu_ms_per_frame_by_thread'])}")
-    for name, r in result["paths"].items():
-        if r.get("rois"):
-            out.append(f"- `{name}` {_rois_line(r['rois'])}")
-        if r.get("tiles"):
-            out.append(f"- `{name}` {_rois_line(r['tiles'], 'tiles (--tiles)')}")
-    for name, why in result["unavailable"].items():
-        out.append(f"- `{name}`: unavailable: {why}")
+    out += [f"- {line}" for line in _path_notes(result, lambda name: f"`{name}`", " ")]
     return "\n".join(out) + "\n"
 
 

@@ -13,15 +13,19 @@ from zerocopy.stages.base import InputInfo, StageBase
 
 
 class _PerInput(StageBase):
-    """Each input's own classes (label indices), from its `InputInfo`."""
+    """Each input's own classes (label indices), from its `InputInfo`, as `kept(classes)` makes them (once per
+    input, not per frame)."""
 
     def __init__(self, labels: LabelChoice):
         self.labels = labels
-        self.own: dict[int, tuple[int, ...]] = {}
+        self.own: dict[int, tuple[int, ...] | None] = {}
+
+    def kept(self, classes: tuple[int, ...]) -> tuple[int, ...] | None:
+        return classes
 
     def begin(self, input: InputInfo) -> None:
         if input.classes is not None:
-            self.own[input.index] = input.classes
+            self.own[input.index] = self.kept(input.classes)
         else:
             self.own.pop(input.index, None)
 
@@ -32,12 +36,15 @@ class DetectedClasses(_PerInput):
 
     name = "detected-classes"
 
+    def kept(self, classes: tuple[int, ...]) -> tuple[int, ...] | None:
+        return self.labels.detected(classes)
+
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
             tuple[Detections | None, list]:
         own = self.own.get(input)
         if own is None or detections is None or not len(detections):
             return detections, []
-        return detections[np.isin(detections.labels, self.labels.detected(own))], []
+        return detections[np.isin(detections.labels, own)], []
 
 
 class Anonymise(StageBase):
