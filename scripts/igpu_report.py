@@ -6,7 +6,7 @@
 1. `zerocopy doctor` (versions, devices, render nodes, OpenCL, native bridge, verdict per path);
 2. the hardware tests (`pytest -m igpu`), pass/fail/skip with messages;
 3. every path on the same 1080p H.264 clip (made from a real photo), run in turn: FPS, CPU per frame,
-   per-stage times, and agreement of each path's detections with the software path's;
+   per-step times, and agreement of each path's detections with the software path's;
 4. region crops (`classify=["face-mesh"]`) on every path on a 720p clip: the region stage's times per
    region and per frame, and how far each path's landmarks are from the software path's (issue 17);
 5. small objects with `--tiles 1` (`objects` on a 1080p clip of a person at a fifth of the height) on every

@@ -252,7 +252,7 @@ class Detector:
         return pipeline.damage_now(input) if pipeline is not None else None
 
     def result(self):
-        """The last run's `RunResult` (frames, stage times, clock, per-input outcomes)."""
+        """The last run's `RunResult` (frames, step times, clock, per-input outcomes)."""
         if self._pipeline is None:
             raise ValueError("nothing has run yet")
         return self._pipeline.result(self._consumer_s)

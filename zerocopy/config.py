@@ -13,115 +13,41 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 import socket
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from zerocopy.budget import default_decode_threads
 from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.decode.live import LivePolicy
 from zerocopy.errors import ConfigError
-from zerocopy.names import NAME_RULE, as_name, is_name
+from zerocopy.kinds import (
+    LEVEL,
+    LINES,
+    MASKS,
+    NAMES,
+    NODE,
+    PROPERTIES,
+    RATE,
+    SCORE,
+    SECONDS,
+    SWITCH,
+    TASKS,
+    TILE_ROWS,
+    ZONES,
+    Kind,
+    choice,
+    integer,
+    text,
+)
+from zerocopy.names import as_name
 from zerocopy.postprocess import POSTPROCESSORS
 from zerocopy.roi.tasks import RoiTask, parse_task
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
 STYLES = ("pixelate", "blur", "fill")  # how `anonymise` hides a box (`sinks.draw.anonymise`)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Kind:
-    """How one setting's values are checked (`check`, for the API and the CLI alike) and read from
-    the command line (`parse`: text → value; `flag`: a switch that takes no value)."""
-
-    accepts: str  # what it accepts, for the error message: "an integer ≥ 1"
-    test: Callable[[Any], bool]
-    convert: Callable[[Any], Any] = lambda v: v
-    parse: Callable[[str], Any] | None = str
-    choices: tuple[str, ...] | None = None
-    optional: bool = False  # None allowed (meaning `none`)
-    none: str = ""  # what None means, where it is allowed: "auto"
-    flag: bool = False
-    repeat: bool = False  # given once per item on the command line (KEY=VALUE pairs)
-
-    def check(self, name: str, value: Any) -> Any:
-        if value is None and self.optional:
-            return None
-        try:
-            ok = self.test(value)
-        except (TypeError, ValueError):
-            ok = False
-        if not ok:
-            also = f" (or None: {self.none})" if self.optional else ""
-            raise ConfigError(name, f"{name} must be {self.accepts}{also}, not {value!r}")
-        return self.convert(value)
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    return (_is_int(v) or isinstance(v, float)) and math.isfinite(v)
-
-
-def integer(low: int, optional: bool = True) -> Kind:
-    return Kind(accepts=f"an integer ≥ {low}", test=lambda v: _is_int(v) and v >= low, parse=int, optional=optional,
-                none="auto")
-
-
-def choice(*values: str, optional: bool = False) -> Kind:
-    return Kind(accepts=f"one of {', '.join(values)}", test=lambda v: v in values, choices=values, optional=optional,
-                none="per model")
-
-
-def text(optional: bool = True) -> Kind:
-    return Kind(accepts="a string", test=lambda v: isinstance(v, str | Path) and str(v) != "", convert=str,
-                optional=optional, none="unset")
-
-
-def _pair(item: str) -> tuple[str, str]:
-    key, sep, value = item.partition("=")
-    if not sep or not key.strip():
-        raise ValueError(f"expected KEY=VALUE, got {item!r}")
-    return key.strip(), value.strip()
-
-
-def _names(v: Any) -> tuple[str, ...]:
-    """Class names from a comma-separated string or a sequence of names."""
-    items = v.split(",") if isinstance(v, str) else list(v)
-    return tuple(str(n).strip() for n in items)
-
-
-NAMES = Kind(accepts="class names (a sequence of names, or one comma-separated string)",
-             test=lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
-             and len(_names(v)) > 0 and all(_names(v)),
-             convert=_names, parse=_names, optional=True, none="every class")
-def _items(v: Any) -> tuple[str, ...]:
-    return (v,) if isinstance(v, str) else tuple(v)
-
-
-TASKS = Kind(accepts="MODEL or MODEL:LABEL,... (a model, then the labels of the boxes it runs on; in the API, one such "
-             "string or a list of them)",
-             test=lambda v: (isinstance(v, str) or (isinstance(v, Iterable) and all(isinstance(n, str) for n in v)))
-             and all(s.strip() for s in _items(v)),
-             # the grammar's one reading (`roi.tasks.parse_task`, which names what is wrong), its items written back
-             convert=lambda v: tuple(parse_task(s).text for s in _items(v)), parse=str, repeat=True)
-SWITCH = Kind(accepts="True or False", test=lambda v: isinstance(v, bool), parse=None, flag=True)
-SCORE = Kind(accepts="a number in (0, 1]", test=lambda v: _is_number(v) and 0 < v <= 1, convert=float, parse=float,
-             optional=True, none="the model's own")
-SECONDS = Kind(accepts="a number of seconds > 0", test=lambda v: _is_number(v) and v > 0, convert=float, parse=float)
-RATE = Kind(accepts="a number of frames per second > 0", test=lambda v: _is_number(v) and v > 0, convert=float,
-            parse=float, optional=True, none="every frame")
-TILE_ROWS = Kind(accepts="an integer from 0 to 4", test=lambda v: _is_int(v) and 0 <= v <= 4, parse=int)
-NODE = Kind(accepts=f"{NAME_RULE} (it becomes an MQTT topic level)", test=is_name, optional=True, none="the host name")
-PROPERTIES = Kind(accepts="a mapping of OpenVINO property names to values",
-                  test=lambda v: v is None or (isinstance(v, Mapping) and all(isinstance(k, str) and k for k in v)),
-                  convert=lambda v: dict(v or {}), parse=_pair, repeat=True)
 
 
 def default_node() -> str:
@@ -215,6 +141,25 @@ class RunConfig:
                               "SECONDS")
     update_interval: float = setting(5.0, SECONDS, "with --track: at most one `update` event per object this often",
                                      "SECONDS")
+    motion: bool = setting(False, SWITCH, "infer only when something moves (within --detect-fps): while the "
+                           "picture is still and no tracked object moves, frames are decoded but not inferred, except "
+                           "one every --motion-keepalive seconds (serve: on by default)")
+    motion_threshold: int = setting(25, LEVEL, "with --motion: how much a pixel's brightness (0-255) must change to "
+                                    "count as motion", "LEVEL")
+    motion_mask: tuple[str, ...] = setting((), MASKS, "with --motion: a polygon where motion is ignored (a timestamp "
+                                           "overlay, trees), repeatable", "x1,y1,x2,y2,x3,y3,...")
+    motion_keepalive: float = setting(10.0, SECONDS, "with --motion: infer at least once this often even when "
+                                      "nothing moves", "SECONDS")
+    draw_motion: bool = setting(False, SWITCH, "with --motion and --output: draw the boxes where motion was seen")
+    zones: tuple[str, ...] = setting(
+        (), ZONES, "a zone (repeatable): objects whose box's bottom-centre is inside it for min_frames inferred "
+        "frames (default 3) are in it; events carry current_zones and entered_zones, staying loiter_s seconds makes a "
+        "`loiter` event. Points in source pixels, or fractions when all are <= 1 (implies --track)",
+        "NAME:x1,y1,x2,y2,x3,y3,...[:labels=A,B][:min_frames=N][:loiter_s=S]")
+    lines: tuple[str, ...] = setting(
+        (), LINES, "a line to count crossings of (repeatable): each crossing is a `cross` event, direction `in` "
+        "from the line's right-hand side to its left looking from its first point to its second (implies --track)",
+        "NAME:x1,y1,x2,y2[:labels=A,B]")
     node: str | None = setting(None, NODE, "this machine's name in events (default: the host name); with several "
                                "machines publishing into one broker, each needs its own", "NAME")
 
@@ -228,6 +173,13 @@ class RunConfig:
         if self.anonymise and self.detect_fps:  # the frames in between have no boxes of their own to hide
             raise ConfigError("detect_fps", "anonymise needs every frame inferred: with detect_fps the frames in "
                               "between would show what it hides; drop detect_fps")
+        if self.anonymise and self.motion:
+            raise ConfigError("motion", "anonymise needs every frame inferred: with motion the still frames would show "
+                              "what it hides; drop motion")
+        both = {z.partition(":")[0] for z in self.zones} & {ln.partition(":")[0] for ln in self.lines}
+        if both:
+            raise ConfigError("lines", f"a zone and a line are both named {sorted(both)[0]!r}: each needs its own "
+                              "name (they share MQTT topics)")
         if self.min_presence is not None and not self.classify:
             raise ConfigError("min_presence", "min_presence needs a landmark model to score boxes: --classify "
                               "face-mesh")
@@ -313,7 +265,9 @@ class RunConfig:
         return self.replace(**changes)
 
 
-INPUT_SETTINGS = ("detect_fps", "classes")  # the settings one input of a run may have of its own (serve's cameras)
+# the settings one input of a run may have of its own (serve's cameras)
+INPUT_SETTINGS = ("detect_fps", "classes", "motion", "motion_threshold", "motion_mask", "motion_keepalive", "zones",
+                  "lines")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -322,10 +276,22 @@ class InputSettings:
 
     detect_fps: float | None = None
     classes: tuple[str, ...] | None = None
+    motion: bool | None = None
+    motion_threshold: int | None = None
+    motion_mask: tuple[str, ...] | None = None
+    motion_keepalive: float | None = None
+    zones: tuple[str, ...] | None = None
+    lines: tuple[str, ...] | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The settings this input has of its own, by name."""
+        return {name: getattr(self, name) for name in INPUT_SETTINGS if getattr(self, name) is not None}
 
     def of_run(self, config: RunConfig) -> RunConfig:
-        """`config` with this input's own settings in place of the run's."""
-        return config.replace(detect_fps=self.detect_fps) if self.detect_fps is not None else config
+        """`config` with this input's own settings in place of the run's (its `classes` are read by the stages,
+        from `InputInfo.classes`)."""
+        own = {k: v for k, v in self.given().items() if k != "classes"}
+        return config.replace(**own) if own else config
 
 
 def input_settings(given: Mapping[str, Any] | None, where: str = "per_input") -> InputSettings:
@@ -335,7 +301,7 @@ def input_settings(given: Mapping[str, Any] | None, where: str = "per_input") ->
     if unknown:
         raise ConfigError(where, f"{where}: an input may set only {', '.join(INPUT_SETTINGS)}, not {unknown[0]!r}")
     kinds = {f.name: f.metadata["kind"] for f in RunConfig.settings() if f.name in INPUT_SETTINGS}
-    checked = {name: kinds[name].check(name, value) for name, value in given.items()}
-    classes = checked.get("classes")
-    return InputSettings(detect_fps=checked.get("detect_fps"),
-                         classes=tuple(classes) if classes is not None else None)
+    checked = {name: kinds[name].check(name, value) for name, value in given.items() if value is not None}
+    if checked.get("classes") is not None:
+        checked["classes"] = tuple(checked["classes"])
+    return InputSettings(**checked)

@@ -68,7 +68,7 @@ def build_report(result: RunResult, choice: PathChoice, model: WrappedModel, con
         "setup_s": round(result.setup_s, 3),
         "wall_s": round(wall, 3),
         "fps": round(frames / wall, 2) if wall > 0 else 0.0,
-        "stages": result.stages.summary(),
+        "stages": result.steps.summary(),  # the timed steps (the report's name kept for its readers)
         **_stage_reports(result),  # tiles, rois, tracking, …
         "latency": result.latency.summary() if result.latency.count else None,  # live/paced inputs only
         "sinks": {  # the time the caller spent between frames: writing the outputs, for the CLI

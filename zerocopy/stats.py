@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-STAGES = ("decode", "preprocess", "inference", "postprocess")
+STEPS = ("decode", "preprocess", "inference", "postprocess")  # the timed steps of every frame, in order
 
 
 _LOW_MS, _HIGH_MS, _WIDTH = 0.01, 60_000.0, 1.02  # `Distribution`'s bins (module constants: `add` is hot)
@@ -186,19 +186,24 @@ class RunClock:
 
 
 @dataclass
-class StageTimes:
-    """Each stage's time per frame (`Distribution`: bounded memory, however long the run)."""
+class StepTimes:
+    """Each timed step's time per frame (`STEPS`; `Distribution`: bounded memory, however long the run)."""
 
-    stages: dict[str, Distribution] = field(default_factory=lambda: {s: Distribution() for s in STAGES})
+    steps: dict[str, Distribution] = field(default_factory=lambda: {s: Distribution() for s in STEPS})
 
     def add(self, decode: float, preprocess: float, inference: float, postprocess: float) -> None:
-        for name, v in zip(STAGES, (decode, preprocess, inference, postprocess), strict=True):
-            self.stages[name].add(v)
+        for name, v in zip(STEPS, (decode, preprocess, inference, postprocess), strict=True):
+            self.steps[name].add(v)
+
+    @property
+    def stages(self) -> dict[str, Distribution]:
+        """deprecated name of `steps`"""
+        return self.steps
 
     def reset(self) -> None:
         """Forget the frames so far: what follows is measured alone (a benchmark's warm-up is over)."""
-        for d in self.stages.values():
+        for d in self.steps.values():
             d.reset()
 
     def summary(self) -> dict[str, dict[str, float]]:
-        return {name: d.summary() for name, d in self.stages.items()}
+        return {name: d.summary() for name, d in self.steps.items()}

@@ -67,3 +67,31 @@ def write_passes_clip(path: str | Path, passes: int = 6, walk_s: float = 3.0, ga
             emit(background.copy())
         container.mux(stream.encode(None))
     return out
+
+
+def write_path_clip(path: str | Path, xs: list[float | None], fps: int = 15, width: int = 640, height: int = 360,
+                    face_height: float = 0.25, y: float = 0.5, seed: int = 0, noise: float = 0.0) -> list[np.ndarray]:
+    """One person whose face centre is at `xs[i]` (a share of the width; None: out of the picture) in frame i,
+    over the coffee background, with Gaussian sensor noise of `noise` grey levels; H.264. Returns each frame's
+    true face box (empty where there is none)."""
+    rng = np.random.default_rng(seed)
+    photos = {n: Image.fromarray(load_photo(n)) for n in ("astronaut", "coffee")}
+    background = np.asarray(photos["coffee"].resize((width, height), Image.BILINEAR), np.float32)
+    sprite = Sprite.make(Person(photo="astronaut", face_height=face_height, x=0.0, y=y, drift=1.0), width, height,
+                         photos)
+    truth: list[np.ndarray] = []
+    with av.open(str(path), "w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        for index, x in enumerate(xs):
+            canvas = background.copy()
+            box = np.asarray(sprite.paste(canvas, x), np.float32) if x is not None else np.zeros((0,), np.float32)
+            truth.append(box.reshape(-1, 4))
+            if noise:
+                canvas += rng.normal(0.0, noise, canvas.shape).astype(np.float32)
+            frame = rgb_to_frame(np.clip(canvas + 0.5, 0, 255).astype(np.uint8), "yuv420p", "bt601", False)
+            frame.pts, frame.time_base = index, Fraction(1, fps)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode(None))
+    return truth

@@ -250,7 +250,7 @@ def test_the_health_check_gets_through_serves_gate_with_the_docs_container_confi
     from zerocopy.serve.gate import Gate
     from zerocopy.serve.http import StatusServer
     from zerocopy.serve.http_config import DEFAULT_LISTEN, parse_listen
-    from zerocopy.serve.routes import route
+    from zerocopy.serve.routes import Health, route
 
     doc = section(HARDWARE.read_text(), "A container for serve")
     (tmp_path / "cameras.toml").write_text(re.search(r"```toml\n(.*?)```", doc, re.S)[1])
@@ -258,12 +258,12 @@ def test_the_health_check_gets_through_serves_gate_with_the_docs_container_confi
     config = load_config(tmp_path / "cameras.toml", env={"ZEROCOPY_HTTP_TOKEN": token, "FRONT_PASSWORD": "pw"})
     host, port = parse_listen(config.http.listen)
     assert host == "0.0.0.0" and config.http.token == token  # the container's interface, so a token
-    assert all_of("EXPOSE") == [str(port)] and port == parse_listen(DEFAULT_LISTEN)[1]
+    assert all_of("EXPOSE") == [str(port)] and port == parse_listen(DEFAULT_LISTEN).port
     gate = Gate(StatusServer(config.http.listen, None, config.http).hosts(), config.http.token)
 
     class Healthy:
         def healthy(self):
-            return True, "1 camera(s) running"
+            return Health(True, "1 camera(s) running")
 
         def publisher_stats(self):
             return None
@@ -274,7 +274,7 @@ def test_the_health_check_gets_through_serves_gate_with_the_docs_container_confi
         headers = [(k.lower().encode(), v.encode()) for k, v in request.header_items()]
         headers.append((b"host", url.netloc.encode()))  # what urllib sends as Host
         refused = gate.refuse({"headers": headers, "server": (url.hostname, port)})
-        return refused[0] if refused else route(Healthy(), None, url.path)[0]
+        return (refused or route(Healthy(), None, url.path)).status
 
     assert answer(run_healthcheck(monkeypatch, ZEROCOPY_HTTP_TOKEN=token)) == 200
     secret = tmp_path / "zerocopy-http"

@@ -1,4 +1,4 @@
-"""zerocopy.stats: CPU time counted by thread kind; stage times and latency in bounded memory."""
+"""zerocopy.stats: CPU time counted by thread kind; step times and latency in bounded memory."""
 
 import tracemalloc
 
@@ -7,7 +7,7 @@ import pytest
 
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.samples import ClipSpec
-from zerocopy.stats import STAGES, Distribution, StageTimes
+from zerocopy.stats import STEPS, Distribution, StepTimes
 
 
 def test_cpu_is_counted_by_thread_kind(clips):
@@ -39,15 +39,15 @@ def _synthetic_frames(n: int, seed: int = 16) -> list[list[float]]:
 
 
 @pytest.mark.slow  # ~3 s: tracemalloc traces every float of 100,000 frames
-def test_stage_times_and_latency_keep_flat_memory_and_percentiles_within_one_percent():
+def test_step_times_and_latency_keep_flat_memory_and_percentiles_within_one_percent():
     """A 24/7 stream must not grow the statistics: 100,000 frames hold no more than 10,000 did, and
     p50/p95 stay within `Distribution`'s documented 1 % of numpy's exact ones (mean: exact)."""
     frames = _synthetic_frames(100_000)
-    stages, latency = StageTimes(), Distribution()
+    steps, latency = StepTimes(), Distribution()
     tracemalloc.start()
     try:
         for i, (decode, pre, infer, post, lat) in enumerate(frames, 1):
-            stages.add(decode, pre, infer, post)
+            steps.add(decode, pre, infer, post)
             latency.add(lat)
             if i == 10_000:
                 at_10k = tracemalloc.get_traced_memory()[0]
@@ -56,8 +56,8 @@ def test_stage_times_and_latency_keep_flat_memory_and_percentiles_within_one_per
         tracemalloc.stop()
     assert grown < 4096, f"the statistics grew by {grown} bytes from 10,000 to 100,000 frames"
     values = np.asarray(frames)
-    kept = {**stages.stages, "latency": latency}
-    for column, name in enumerate((*STAGES, "latency")):
+    kept = {**steps.steps, "latency": latency}
+    for column, name in enumerate((*STEPS, "latency")):
         exact = values[:, column]
         assert kept[name].mean == pytest.approx(exact.mean(), rel=1e-9)
         for q in (50, 95):
@@ -75,11 +75,12 @@ def test_distribution_is_exact_at_its_ends_and_empty_as_before():
     assert d.count == 0 and d.summary()["p95_ms"] == 0.0
 
 
-def test_stage_times_can_start_afresh_after_a_warm_up():
-    stages = StageTimes()
+def test_step_times_can_start_afresh_after_a_warm_up():
+    steps = StepTimes()
     for _ in range(10):
-        stages.add(50.0, 50.0, 50.0, 50.0)  # slow warm-up frames
-    stages.reset()
+        steps.add(50.0, 50.0, 50.0, 50.0)  # slow warm-up frames
+    steps.reset()
     for _ in range(10):
-        stages.add(1.0, 2.0, 3.0, 4.0)
-    assert stages.summary()["inference"] == {"mean_ms": 3.0, "p50_ms": 3.0, "p95_ms": 3.0}
+        steps.add(1.0, 2.0, 3.0, 4.0)
+    assert steps.summary()["inference"] == {"mean_ms": 3.0, "p50_ms": 3.0, "p95_ms": 3.0}
+    assert steps.stages is steps.steps  # the deprecated name

@@ -22,7 +22,7 @@ from zerocopy.infer.telemetry import keep_openvino_quiet
 from zerocopy.resize.planes import PlaneResizer
 from zerocopy.sinks import NullSink
 from zerocopy.sinks.jsonl import JsonlSink
-from zerocopy.stats import STAGES, cpu_by_thread_kind, peak_rss_mb, thread_cpu_seconds
+from zerocopy.stats import STEPS, cpu_by_thread_kind, peak_rss_mb, thread_cpu_seconds
 
 
 def _cpu() -> float:
@@ -37,7 +37,7 @@ class MeterSink(NullSink):
     frame. A thread's CPU time can only be read while it lives (the decoder's end with the input),
     so the split by thread comes from the last sample in which every thread of the first one
     still lived (none such: no split). `on_warm` (if set) is called at the last warm-up frame, e.g.
-    to start the run's stage times afresh."""
+    to start the run's step times afresh."""
 
     THREADS_EVERY = 50
 
@@ -103,7 +103,7 @@ def run_path(args: dict) -> dict:
     from zerocopy.sinks.drive import feed
 
     with runner(_config(args).replace(path=args["path"])) as det:
-        # the stage times from the warm-up on: the result's are the run's own, reset as each frame is out
+        # the step times from the warm-up on: the result's are the run's own, reset as each frame is out
         meter = MeterSink(args["warmup"], args["frames"], on_warm=lambda: _reset_times(det.result()))
         sinks = [meter, JsonlSink(args["jsonl"], det.spec.labels)]
         try:
@@ -119,12 +119,12 @@ def run_path(args: dict) -> dict:
         figures = meter.figures()
     except NothingMeasured as e:
         return {"error": errors[0] if errors else str(e)}
-    stages = result.stages.summary()
+    steps = result.steps.summary()
     return {
         **figures,
         "peak_rss_mb": peak_rss_mb(),
         "cpu_ms_per_frame_by_thread": meter.cpu_by_thread(),
-        "stages": {s: stages[s] for s in STAGES},
+        "stages": {s: steps[s] for s in STEPS},  # (the bench report's name for the timed steps)
         "device": report["device"],
         "nireq": report["nireq"],
         "errors": errors,
@@ -133,9 +133,9 @@ def run_path(args: dict) -> dict:
 
 
 def _reset_times(result) -> None:
-    """The stage times (and the region stage's, with `classify`, and the tiles', with `tiles`) start afresh after
+    """The step times (and the region stage's, with `classify`, and the tiles', with `tiles`) start afresh after
     the warm-up."""
-    result.stages.reset()
+    result.steps.reset()
     for report in result.reports.values():
         report.reset()
 
@@ -176,11 +176,11 @@ def run_inference_only(args: dict) -> dict:
     if frame is None:
         decoder.close()
         return {"error": "no frame decodes to feed the model"}
-    y, uv, _ = PlaneResizer(model.width, model.height, spec.resize)(frame)
+    planes = PlaneResizer(model.width, model.height, spec.resize)(frame)
     decoder.close()
     nireq = config.resolve(optimal_nireq=model.optimal_nireq).nireq
     queue = ov.AsyncInferQueue(model.compiled, nireq)
-    inputs = dict(zip(model.input_names, (np.repeat(y, batch, 0), np.repeat(uv, batch, 0)), strict=True))
+    inputs = dict(zip(model.input_names, (np.repeat(planes.y, batch, 0), np.repeat(planes.uv, batch, 0)), strict=True))
     requests = -(-args["frames"] // batch)
     for _ in range(-(-args["warmup"] // batch)):
         queue.start_async(inputs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import sys
@@ -64,9 +65,21 @@ def cmd_models(args) -> int:
     return EXIT_OK
 
 
+class _SayHandler(logging.Handler):
+    """What the library logs (`logging.getLogger("zerocopy")`: a zone placed outside its frame, ...) said as
+    the CLI says everything: one `zerocopy: ` line on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        say(record.getMessage())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    library = logging.getLogger("zerocopy")
+    if not any(isinstance(h, _SayHandler) for h in library.handlers):
+        library.addHandler(_SayHandler(logging.WARNING))
+        library.propagate = False
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

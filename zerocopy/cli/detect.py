@@ -25,17 +25,18 @@ from zerocopy.names import NAME_RULE, camera_name, is_name
 from zerocopy.sinks.drive import made_sinks
 from zerocopy.sinks.files import check_writable, stdout_alias
 from zerocopy.sinks.jsonl import EventsSink, JsonlSink
+from zerocopy.sinks.overlay import Overlay
 from zerocopy.sinks.publish import MqttSink
 from zerocopy.sinks.video import VideoSink, check_video_target
 
 
-def _sinks(out: Outputs, labels, inputs: int):
+def _sinks(out: Outputs, labels, inputs: int, overlay: Overlay | None = None):
     return made_sinks(
         lambda: JsonlSink(out.json, labels, with_source=inputs > 1) if out.json else None,
         lambda: EventsSink(out.events) if out.events else None,
         lambda: MqttSink(out.publisher, labels, out.cameras or (), detections=out.publish_detections)
         if out.publisher is not None else None,
-        lambda: VideoSink(out.output, labels, inputs=inputs) if out.output else None)
+        lambda: VideoSink(out.output, labels, inputs=inputs, overlay=overlay) if out.output else None)
 
 
 def _name_outputs(report: dict, sinks) -> None:
@@ -57,7 +58,8 @@ def run_detect(detector, inputs: Sequence[str], out: Outputs) -> DetectRun:
     a refused one writes nothing. The sinks are made once and closed here, whichever path ran.
     """
     inputs = list(inputs)
-    return drive(detector, inputs, out, _sinks(out, detector.spec.labels, len(inputs)), _name_outputs)
+    return drive(detector, inputs, out, _sinks(out, detector.spec.labels, len(inputs), Overlay.of(detector.config)),
+                 _name_outputs)
 
 
 def cmd_detect(args, say: Callable[[str], None]) -> int:

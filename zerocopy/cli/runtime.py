@@ -201,6 +201,9 @@ def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what
         labels = ", ".join(f"{label} {t['objects']} (mean {t['mean_dwell_s']} s)"
                            for label, t in tracking["per_label"].items())
         say(f"tracked {tracking['objects']} object(s){': ' + labels if labels else ''}")
+    if not args.quiet:
+        for line in analytics_lines(report):
+            say(line)
     if published and (not args.quiet or published["dropped"] or not published["published"]):
         trouble = f" (last error: {published['last_error']})" if published.get("last_error") else ""
         say(f"published {published['published']} message(s) to {published['target']}, "
@@ -210,3 +213,18 @@ def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what
         return EXIT_TERMINATED if stopped.signal == signal.SIGTERM else EXIT_INTERRUPTED
     undelivered = bool(published and published["dropped"] and not published["published"])  # the broker never took one
     return EXIT_FAIL if undelivered or any(o.error for o in result.inputs) else EXIT_OK
+
+
+def analytics_lines(report: dict) -> list[str]:
+    """What the zones, lines and motion gate did, a line each (from the run report's sections)."""
+    out = []
+    for camera, zones in (report.get("zones") or {}).get("entered", {}).items():
+        said = "; ".join(f"{zone}: " + ", ".join(f"{label} {n}" for label, n in labels.items())
+                         for zone, labels in zones.items())
+        out.append(f"{camera}: entered zones: {said}")
+    for camera, lines in (report.get("lines") or {}).get("crossings", {}).items():
+        said = "; ".join(f"{line}: in " + (", ".join(f"{label} {n}" for label, n in ways["in"].items()) or "0")
+                         + ", out " + (", ".join(f"{label} {n}" for label, n in ways["out"].items()) or "0")
+                         for line, ways in lines.items())
+        out.append(f"{camera}: crossed {said}")
+    return out

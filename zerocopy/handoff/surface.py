@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import av
 import openvino as ov
 
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import PreparedFrame
 from zerocopy.refusals import Code, Reason
+
+# What a request bound to a surface holds until it completes: its Y and UV remote tensors, and the VA frame whose
+# surface they are over (so that FFmpeg's pool does not hand the surface out again meanwhile)
+SurfaceHold = tuple[ov.VASurfaceTensor, ov.VASurfaceTensor, av.VideoFrame]
 
 
 def va_context(core: ov.Core, display_capsule) -> ov.VAContext:
@@ -35,7 +40,7 @@ class SurfaceHandoff:
         self.context, self.bridge = context, bridge
         self.y_name, self.uv_name = input_names
 
-    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> tuple:
+    def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> SurfaceHold:
         if len(frames) != 1:
             raise PathUnavailable({"zero-copy": Reason(Code.BATCH,
                                                        "remote NV12 surfaces cannot be batched from Python")})

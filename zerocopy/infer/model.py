@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import openvino as ov
 from openvino.preprocess import ColorFormat, PrePostProcessor
@@ -114,8 +114,17 @@ def read_model(core: ov.Core, path: Path) -> ov.Model:
         raise ModelError(f"cannot read model {path}: {reason}") from None
 
 
-def image_input(model: ov.Model) -> tuple[ov.Output, str, int, int]:
-    """The model's single image input: (port, layout, width, height), or a clear refusal."""
+class ImageInput(NamedTuple):
+    """A model's single image input, as read from its graph (`image_input`)."""
+
+    port: ov.Output
+    layout: str  # "NCHW" or "NHWC"
+    width: int
+    height: int
+
+
+def image_input(model: ov.Model) -> ImageInput:
+    """The model's single image input, or a clear refusal."""
     if len(model.inputs) != 1:
         raise ModelError(f"the model has {len(model.inputs)} inputs; only single-image-input models are fed")
     port = model.inputs[0]
@@ -133,7 +142,7 @@ def image_input(model: ov.Model) -> tuple[ov.Output, str, int, int]:
         raise ModelError(f"model input {shape} has a dynamic height or width; reshape it to a fixed size")
     if h % 2 or w % 2:
         raise ModelError(f"model input is {w}x{h}; NV12 needs an even width and height")
-    return port, layout, w, h
+    return ImageInput(port, layout, w, h)
 
 
 def output_shapes(model: ov.Model) -> dict[str, tuple[int, ...]]:
@@ -213,7 +222,8 @@ class WrappedModel:
         self.core, self.spec, self.input_kind, self.batch = core, spec, input_kind, batch
         self.memory_type = memory_type
         model = read_model(core, spec.path)
-        port, layout, self.width, self.height = image_input(model)
+        image = image_input(model)
+        self.width, self.height = image.width, image.height
         shapes = output_shapes(model)
         self.output_shapes = shapes
         # None for raw use (image-to-image models, tests of the input side).
@@ -223,9 +233,10 @@ class WrappedModel:
             if spec.postprocess and spec.task == "detect" else None
         )
         if batch != 1:
-            shape = [batch, 3, self.height, self.width] if layout == "NCHW" else [batch, self.height, self.width, 3]
+            h, w = self.height, self.width
+            shape = [batch, 3, h, w] if image.layout == "NCHW" else [batch, h, w, 3]
             try:
-                model.reshape({port: shape})
+                model.reshape({image.port: shape})
             except RuntimeError as e:
                 raise ModelError(f"the model cannot take a batch of {batch}: {str(e).splitlines()[0]}") from None
         ppp = PrePostProcessor(model)
@@ -236,7 +247,7 @@ class WrappedModel:
                 tensor.set_memory_type(memory_type)
         else:
             tensor.set_color_format(ColorFormat.BGR).set_layout(ov.Layout("NHWC"))
-        ppp.input().model().set_layout(ov.Layout(layout))
+        ppp.input().model().set_layout(ov.Layout(image.layout))
         pre = ppp.input().preprocess().convert_element_type(ov.Type.f32)
         pre.convert_color(_COLOURS[spec.colour])
         if spec.mean:

@@ -36,7 +36,7 @@ from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
 from zerocopy.stages.base import Activation, InputInfo, Stage
 from zerocopy.stages.chain import StageChain
-from zerocopy.stats import Distribution, RunClock, StageTimes
+from zerocopy.stats import Distribution, RunClock, StepTimes
 
 FIRST_INFERENCE_TIMEOUT_S = 60.0  # a GPU that never completes the first request is refused, not waited on
 # What binding a frame to a request may raise when the GPU, its driver or the bridge cannot cope
@@ -104,7 +104,7 @@ class Pipeline:
         self.stop_event = stop_event or threading.Event()
         self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
         self.open_inputs = OpenInputs()  # open now: stop() interrupts their reading
-        self.stages = StageTimes()
+        self.steps = StepTimes()  # each frame's decode, preprocess, inference and postprocess times
         self.detections = 0
         self.scheduler: InferenceScheduler | None = None
         self.committed = False
@@ -261,16 +261,18 @@ class Pipeline:
             assert self.model.postprocessor is not None
             dets = self.model.postprocessor(r.outputs, r.frame.geometry)
         decoded_s = time.perf_counter() - t0
-        dets, events, staged_s = self.after(r.frame, dets, input, self.stage_failed)
+        chained = self.after(r.frame, dets, input, self.stage_failed)
         now = time.perf_counter()
         outcome.frames += 1
         outcome.ended = now
         if r.outputs is not None:
-            self.stages.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, (decoded_s + staged_s) * 1e3)
-            self.detections += len(dets)
+            post_ms = (decoded_s + chained.untimed) * 1e3  # with the stages that do not time themselves
+            self.steps.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
+            self.detections += len(chained.detections)
             if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
                 self.latency.add((now - r.frame.arrived) * 1e3)
-        return FrameDone(source=outcome.source, frame=r.frame, detections=dets, input=input, events=tuple(events))
+        return FrameDone(source=outcome.source, frame=r.frame, detections=chained.detections, input=input,
+                         events=tuple(chained.events))
 
     def events(self, sources: Sequence[str], max_frames: int | None = None, cameras: Sequence[str] | None = None,
                per_input: Sequence[InputSettings] | None = None, reopen: Reopen | None = None) -> Iterator[Event]:
@@ -316,6 +318,6 @@ class Pipeline:
 
     def result(self, sink_s: float = 0.0) -> RunResult:
         interrupted = self.interrupted or self.stop_event.is_set()  # (asked while the run still goes)
-        return RunResult(inputs=list(self.outcomes), stages=self.stages, clock=self.clock or RunClock(),
+        return RunResult(inputs=list(self.outcomes), steps=self.steps, clock=self.clock or RunClock(),
                          detections=self.detections, interrupted=interrupted, setup_s=self.setup_s, sink_s=sink_s,
                          latency=self.latency, skipped=self.skipped, reports=self.after.reports())

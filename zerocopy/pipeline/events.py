@@ -11,7 +11,7 @@ from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.roi.stage import RoiTimes
 from zerocopy.stages.base import StageReport
-from zerocopy.stats import Distribution, RunClock, StageTimes
+from zerocopy.stats import Distribution, RunClock, StepTimes
 
 
 @dataclass(kw_only=True)
@@ -77,7 +77,7 @@ Event = InputBegin | FrameDone | InputEnd
 @dataclass(kw_only=True)
 class RunResult:
     inputs: list[InputOutcome]
-    stages: StageTimes  # decode, preprocess, inference, postprocess (the stages after inference counted in it
+    steps: StepTimes  # decode, preprocess, inference, postprocess (the stages after inference counted in it
     # unless they time themselves)
     clock: RunClock
     detections: int = 0
@@ -88,6 +88,11 @@ class RunResult:
     skipped: int = 0  # frames --detect-fps left out (decoded, not inferred)
     # each stage after inference that sums itself up, by its name ("tiles", "rois", "tracking", …)
     reports: dict[str, StageReport] = field(default_factory=dict)
+
+    @property
+    def stages(self) -> StepTimes:
+        """deprecated name of `steps`"""
+        return self.steps
 
     @property
     def frames(self) -> int:

@@ -29,6 +29,18 @@ from zerocopy.redaction import redact, redact_text
 _OPEN, _FRAME, _END, _ERROR, _REFUSED, _GONE = range(6)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Said:
+    """What a feeder says to the merge, through the merged queue (`kind`: one of the above)."""
+
+    input: int  # the feeder's input
+    kind: int
+    frame: PreparedFrame | None = None  # _FRAME's
+    stream: FrameStream | None = None  # _OPEN's; an ending's: the opening's (its damage report), None if not opened
+    opening: int = 0  # _OPEN's: the opening's number
+    error: BaseException | None = None  # _ERROR's, _REFUSED's
+
+
 @dataclass(frozen=True)
 class Reopen:
     """An input that ended (a network file's end, an error, a failed request) is opened again after `first`
@@ -82,15 +94,15 @@ class _Merge:
         while live or pending:
             try:
                 busy = pending or (self.p.scheduler is not None and self.p.scheduler.in_flight)
-                i, kind, value = self.merged.get(timeout=0.002 if busy else 0.05)
+                said: _Said = self.merged.get(timeout=0.002 if busy else 0.05)
             except queue.Empty:
                 if pending:  # nothing more right now: do not hold a partial batch back
                     yield from self._submit(pending)
                     pending = []
                 yield from self._collect()
                 continue
+            i, kind, frame = said.input, said.kind, said.frame
             if kind == _OPEN:
-                value, number = value  # (the stream, the opening's number)
                 if i in self.finished:  # opened again: its last opening's frames out and its end said first
                     if pending:
                         yield from self._submit(pending)
@@ -99,9 +111,9 @@ class _Merge:
                     self.finished.discard(i)
                     self.reported.discard(i)
                     self.outcomes[i] = InputOutcome(source=self.outcomes[i].source)
-                self.opening[i] = number  # (after the last opening's failures were said: they end that one)
+                self.opening[i] = said.opening  # (after the last opening's failures were said: they end that one)
                 self.outcomes[i].started = time.perf_counter()
-                yield self.p.begin(i, self.outcomes[i].source, value)
+                yield self.p.begin(i, self.outcomes[i].source, said.stream)
             elif kind == _GONE:
                 live.discard(i)
             elif kind == _FRAME:
@@ -109,27 +121,28 @@ class _Merge:
                 if self.outcomes[i].error:  # its first frame failed the trial: the rest of it is dropped
                     continue
                 if self.lead is None and not self.p.committed:
-                    yield from self._trial(i, value)
+                    yield from self._trial(i, frame)
                     continue
-                self.owner[id(value)] = i
+                self.owner[id(frame)] = i
                 self.outstanding[i] += 1
-                if not value.inferred:  # --detect-fps left it out: after its input's frames before it
+                if not frame.inferred:  # --detect-fps left it out: after its input's frames before it
                     if any(self.owner.get(id(f)) == i for f in pending):
                         yield from self._submit(pending)
                         pending = []
-                    self.p.scheduler.pass_through(value)
+                    self.p.scheduler.pass_through(frame)
                     continue
-                pending.append(value)
+                pending.append(frame)
                 if len(pending) == batch:
                     yield from self._submit(pending)
                     pending = []
             else:
-                value, self.ended[i] = value  # (how it ended, the opening's stream: its damage report)
+                self.ended[i] = said.stream  # (its damage report)
                 self.finished.add(i)
+                e = said.error
                 if kind == _REFUSED and not self.p.committed:
-                    raise value  # the path cannot take this input (e.g. its first frame on the GPU)
+                    raise e  # the path cannot take this input (e.g. its first frame on the GPU)
                 if kind in (_ERROR, _REFUSED):
-                    error = str(value) if isinstance(value, InputError) else f"{self.outcomes[i].source}: {value}"
+                    error = str(e) if isinstance(e, InputError) else f"{self.outcomes[i].source}: {e}"
                     self.outcomes[i].error = redact_text(error)
             yield from self._collect()
         yield from self._collect(wait=True)
@@ -247,8 +260,7 @@ class _Feeder:
                 with self._openings_lock:
                     self.openings += 1
                     self._end_opening.clear()
-                kind, value = self._one_opening()
-                self._merged.put((self.index, kind, (value, self.stream)))
+                self._merged.put(self._one_opening())
                 if self.reopen is None or self._stopping():
                     return
                 if self._taken or delays is None:  # frames flowed: back to the first delay
@@ -256,7 +268,7 @@ class _Feeder:
                 if self._wait(next(delays)):
                     return
         finally:
-            self._merged.put((self.index, _GONE, None))
+            self._merged.put(_Said(input=self.index, kind=_GONE))
 
     def _wait(self, seconds: float) -> bool:
         """Wait `seconds`; True when stopped or halted meanwhile."""
@@ -268,21 +280,21 @@ class _Feeder:
             self._halt.wait(min(left, 0.05))
         return True
 
-    def _one_opening(self) -> tuple[int, object]:
+    def _one_opening(self) -> _Said:
         """Open the input, hand its frames over until it ends; how it ended (`_END`, `_ERROR`, `_REFUSED`)."""
-        kind, value = _END, None
+        kind, error = _END, None
         self.stream, self.cut, self._taken = None, False, 0
         try:
             try:
                 self.stream = self.p.open(self.source, self.index)
             except InputError as e:
-                return _ERROR, e
+                return _Said(input=self.index, kind=_ERROR, error=e)
             except OpenAbandoned:  # stopped while it was being opened: interrupted, not a failure
                 self.cut = True
-                return _END, None
+                return _Said(input=self.index, kind=_END)
             except BaseException as e:  # the path's refusal of this input (or a bug): the consumer decides
-                return _REFUSED, e
-            self._merged.put((self.index, _OPEN, (self.stream, self.openings)))
+                return _Said(input=self.index, kind=_REFUSED, error=e)
+            self._merged.put(_Said(input=self.index, kind=_OPEN, stream=self.stream, opening=self.openings))
             for frame in self.stream:
                 if self._ending() or (self._max is not None and self._taken >= self._max):
                     self.cut = self._stopping()
@@ -290,18 +302,18 @@ class _Feeder:
                 while not self._room.acquire(timeout=0.05):
                     if self._ending():
                         self.cut = self._stopping()
-                        return _END, None
+                        return _Said(input=self.index, kind=_END, stream=self.stream)
                 self._taken += 1
-                self._merged.put((self.index, _FRAME, frame))
+                self._merged.put(_Said(input=self.index, kind=_FRAME, frame=frame))
             else:
                 self.cut = self._stopping()  # a stop interrupts the stream's reading: it ends early
         except BaseException as e:  # handed to the consumer as this opening's error
-            kind, value = _ERROR, e
+            kind, error = _ERROR, e
         finally:
             if self.stream is not None:
                 self.stream.close()
                 self.p.forget(self.stream)
-        return kind, value
+        return _Said(input=self.index, kind=kind, error=error, stream=self.stream)
 
     def _ending(self) -> bool:
         return self._stopping() or self._end_opening.is_set()

@@ -95,7 +95,15 @@ class MqttPublisher:
 
     def event(self, camera: str, payload: dict) -> None:
         """`payload` as JSON to PREFIX/CAMERA/events, QoS 1, not retained; queued while disconnected."""
-        data = json.dumps(payload, separators=(",", ":"))
+        self._send(self.target.events_topic(camera), payload, retain=False)
+
+    def send(self, suffix: str, payload: Any, retain: bool = False) -> None:
+        """`payload` (JSON; a number as its text) to PREFIX/`suffix` as events are sent (QoS 1, queued while
+        disconnected, counted with them): a crossing's `CAMERA/lines/LINE`, a retained count's `CAMERA/LABEL`."""
+        self._send(f"{self.target.prefix}/{suffix}", payload, retain)
+
+    def _send(self, topic: str, payload: Any, retain: bool) -> None:
+        data = str(payload) if isinstance(payload, int | float) else json.dumps(payload, separators=(",", ":"))
         mqtt = self._mqtt
         ledger = self._ledger
         with self._lock:
@@ -106,7 +114,7 @@ class MqttPublisher:
             if self._closed or len(ledger.pending["events"]) >= self.queue_size:
                 ledger.dropped["events"] += 1
                 return
-            info = self._client.publish(self.target.events_topic(camera), data, qos=1)
+            info = self._client.publish(topic, data, qos=1, retain=retain)
             if info.rc == mqtt.MQTT_ERR_NO_CONN:
                 # kept by paho and sent on the next connection; paho leaves rc at NO_CONN even once it is
                 # delivered, and is_published() would then raise for ever

@@ -8,17 +8,26 @@ antialiased picture and their detections agree.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from zerocopy.frames import Geometry, ResizeMode
 from zerocopy.resize.planes import uses_area
 
 
+class ResizedBGR(NamedTuple):
+    """A picture resized into the model's BGR input (`BGRResizer`), and where it landed there."""
+
+    tensor: np.ndarray  # [1, h, w, 3] uint8 BGR, the letterbox bars black
+    geometry: Geometry
+
+
 class BGRResizer:
     def __init__(self, cv2, dst_w: int, dst_h: int, mode: ResizeMode, antialias: bool = True):
         self.cv2, self.dst_w, self.dst_h, self.mode, self.antialias = cv2, dst_w, dst_h, mode, antialias
 
-    def __call__(self, bgr: np.ndarray) -> tuple[np.ndarray, Geometry]:
+    def __call__(self, bgr: np.ndarray) -> ResizedBGR:
         h, w = bgr.shape[:2]
         g = Geometry.fit(w, h, self.dst_w, self.dst_h, self.mode)
         area = uses_area(w, g.content_w, self.antialias) or uses_area(h, g.content_h, self.antialias)
@@ -33,4 +42,4 @@ class BGRResizer:
         out = np.zeros((1, g.dst_h, g.dst_w, 3), np.uint8)
         out[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w] = cv2.resize(
             bgr, (g.content_w, g.content_h), interpolation=method)
-        return out, g
+        return ResizedBGR(out, g)

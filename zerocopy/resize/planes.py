@@ -15,6 +15,8 @@ near 1.5 cores of 2, and it took 2.1 ms of CPU a frame for a 448×256 input agai
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import av
 import numpy as np
 from av.video.reformatter import VideoReformatter
@@ -26,6 +28,21 @@ AREA_FROM = 2.0
 
 # FFmpeg's AVColorSpace → the name PyAV's reformatter knows it by (swscale's SWS_CS_*).
 SWS_MATRIX = {1: "ITU709", 4: "FCC", 5: "ITU601", 6: "ITU601", 7: "SMPTE240M", 9: "BT2020", 10: "BT2020"}
+
+
+class NV12(NamedTuple):
+    """A picture as the model's NV12 input takes it: uint8 BT.601 limited range, batch 1."""
+
+    y: np.ndarray  # [1, h, w, 1]
+    uv: np.ndarray  # [1, h/2, w/2, 2], interleaved
+
+
+class ResizedNV12(NamedTuple):
+    """A decoded frame resized into the model's NV12 input (`PlaneResizer`), and where it landed there."""
+
+    y: np.ndarray  # [1, h, w, 1]
+    uv: np.ndarray  # [1, h/2, w/2, 2], interleaved
+    geometry: Geometry
 
 
 def source_matrix(colorspace: int, width: int, height: int) -> int:
@@ -53,8 +70,8 @@ def is_full_range(frame: av.VideoFrame) -> bool:
 
 
 class PlaneResizer:
-    """Decoded `av.VideoFrame` (any pixel format, any matrix, 8 to 16 bits) → (Y [1,h,w,1],
-    UV [1,h/2,w/2,2]) uint8 NV12 in BT.601 limited range, plus its `Geometry`.
+    """Decoded `av.VideoFrame` (any pixel format, any matrix, 8 to 16 bits) → `ResizedNV12`: Y [1,h,w,1] and
+    UV [1,h/2,w/2,2] uint8 NV12 in BT.601 limited range, plus its `Geometry`.
 
     With `ring=n` the outputs come from n preallocated buffer pairs, reused in turn (their letterbox
     bars are filled once): a frame's planes stay valid until n more frames have been resized, so n
@@ -73,7 +90,7 @@ class PlaneResizer:
         self._key: tuple | None = None
         self._args: dict = {}
         self._geometry: Geometry | None = None
-        self._buffers: list[tuple[np.ndarray, np.ndarray]] = []
+        self._buffers: list[NV12] = []
         self._next = 0
 
     def geometry_for(self, width: int, height: int) -> Geometry:
@@ -92,7 +109,7 @@ class PlaneResizer:
         }
         self._buffers = [self._blank() for _ in range(self.ring)]
 
-    def __call__(self, frame: av.VideoFrame) -> tuple[np.ndarray, np.ndarray, Geometry]:
+    def __call__(self, frame: av.VideoFrame) -> ResizedNV12:
         key = (frame.format.name, frame.width, frame.height, frame.colorspace, frame.color_range)
         if key != self._key:
             self.plan(frame)
@@ -101,20 +118,20 @@ class PlaneResizer:
         assert g is not None
         small = self._sws.reformat(frame, **self._args)
         if self._buffers:
-            y_out, uv_out = self._buffers[self._next]
+            out = self._buffers[self._next]
             self._next = (self._next + 1) % len(self._buffers)
         else:
-            y_out, uv_out = self._blank()
+            out = self._blank()
         cw, ch = g.content_w, g.content_h
         y_plane, uv_plane = small.planes
         y = np.frombuffer(y_plane, np.uint8).reshape(-1, y_plane.line_size)
         uv = np.frombuffer(uv_plane, np.uint8).reshape(-1, uv_plane.line_size)
-        y_out[0, g.y0 : g.y0 + ch, g.x0 : g.x0 + cw, 0] = y[:ch, :cw]
+        out.y[0, g.y0 : g.y0 + ch, g.x0 : g.x0 + cw, 0] = y[:ch, :cw]
         uy, ux = g.y0 // 2, g.x0 // 2
-        uv_out[0, uy : uy + ch // 2, ux : ux + cw // 2] = uv[: ch // 2, :cw].reshape(ch // 2, cw // 2, 2)
-        return y_out, uv_out, g
+        out.uv[0, uy : uy + ch // 2, ux : ux + cw // 2] = uv[: ch // 2, :cw].reshape(ch // 2, cw // 2, 2)
+        return ResizedNV12(out.y, out.uv, g)
 
-    def _blank(self) -> tuple[np.ndarray, np.ndarray]:
+    def _blank(self) -> NV12:
         """Black NV12 planes (Y 16, UV 128): the letterbox bars."""
-        return (np.full((1, self.dst_h, self.dst_w, 1), 16, np.uint8),
-                np.full((1, self.dst_h // 2, self.dst_w // 2, 2), 128, np.uint8))
+        return NV12(np.full((1, self.dst_h, self.dst_w, 1), 16, np.uint8),
+                    np.full((1, self.dst_h // 2, self.dst_w // 2, 2), 128, np.uint8))

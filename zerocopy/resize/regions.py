@@ -45,37 +45,61 @@ class RoiFeed(Protocol):
         ...
 
 
-# (format, width, height) → the sample type and, per plane, (x shift, y shift, samples per pixel)
-_LAYOUTS: dict[tuple[str, int, int], tuple[np.dtype, tuple[tuple[int, int, int], ...]]] = {}
+class PlaneShape(NamedTuple):
+    """How one plane of a frame samples the picture."""
+
+    x_shift: int  # its width is the picture's >> x_shift (1 for 4:2:0 chroma)
+    y_shift: int  # its height is the picture's >> y_shift
+    per_pixel: int  # samples per pixel (2 for interleaved UV)
 
 
-def plane_layout(frame: av.VideoFrame) -> tuple[np.dtype, tuple[tuple[int, int, int], ...]]:
-    """The sample type of `frame`'s planes and, per plane, its subsampling as shifts (x, y) and its
-    samples per pixel (2 for interleaved UV), computed once per format and size."""
+class PlaneLayout(NamedTuple):
+    """The planes of a software frame's format and size (`plane_layout`)."""
+
+    dtype: np.dtype  # the sample type (uint8, or uint16 past 8 bits)
+    planes: tuple[PlaneShape, ...]
+
+
+# (format, width, height) → its layout
+_LAYOUTS: dict[tuple[str, int, int], PlaneLayout] = {}
+
+
+def plane_layout(frame: av.VideoFrame) -> PlaneLayout:
+    """The sample type of `frame`'s planes and the shape of each, computed once per format and size."""
     key = (frame.format.name, frame.width, frame.height)
     found = _LAYOUTS.get(key)
     if found is None:
         components = frame.format.components
         dtype = np.dtype(np.uint16 if max(c.bits for c in components) > 8 else np.uint8)
-        found = _LAYOUTS[key] = dtype, tuple(
-            (round(frame.width / plane.width).bit_length() - 1, round(frame.height / plane.height).bit_length() - 1,
-             sum(1 for c in components if c.plane == index))
-            for index, plane in enumerate(frame.planes))
+        found = _LAYOUTS[key] = PlaneLayout(dtype, tuple(
+            PlaneShape(round(frame.width / plane.width).bit_length() - 1,
+                       round(frame.height / plane.height).bit_length() - 1,
+                       sum(1 for c in components if c.plane == index))
+            for index, plane in enumerate(frame.planes)))
     return found
 
 
 def plane_views(frame: av.VideoFrame) -> list[np.ndarray]:
     """Each plane of a software frame as a 2-D array of its samples (rows of `line_size` bytes)."""
-    dtype, _ = plane_layout(frame)
+    dtype = plane_layout(frame).dtype
     return [np.frombuffer(plane, dtype).reshape(-1, plane.line_size // dtype.itemsize) for plane in frame.planes]
 
 
-def region_planes(views: list[np.ndarray], shifts: tuple[tuple[int, int, int], ...], crop: Crop) -> tuple:
-    """`crop` of each plane (`plane_views`, `plane_layout`'s shifts): views with the source's row stride, no pixel
+def region_planes(views: list[np.ndarray], shapes: tuple[PlaneShape, ...], crop: Crop) -> tuple[np.ndarray, ...]:
+    """`crop` of each plane (`plane_views`, `plane_layout`'s shapes): views with the source's row stride, no pixel
     copied, that keep the source's buffers alive; `av.VideoFrame.from_dlpack` makes them a frame."""
     x0, y0, x1, y1 = crop.x0, crop.y0, crop.x0 + crop.w, crop.y0 + crop.h
-    return tuple(view[y0 >> sy : y1 >> sy, (x0 >> sx) * per : (x1 >> sx) * per]
-                 for view, (sx, sy, per) in zip(views, shifts, strict=True))
+    return tuple(view[y0 >> p.y_shift : y1 >> p.y_shift,
+                      (x0 >> p.x_shift) * p.per_pixel : (x1 >> p.x_shift) * p.per_pixel]
+                 for view, p in zip(views, shapes, strict=True))
+
+
+class _Scaling(NamedTuple):
+    """How regions of one size and format are scaled (`PlanesRoiFeed`'s contexts)."""
+
+    reformat: Callable[..., av.VideoFrame]  # a swscale context's own `reformat`
+    args: dict  # its arguments: the content's size, BGR, the source's matrix and range, the filter
+    geometry: Geometry  # where such a region lands in the model's input
 
 
 class PlanesRoiFeed:
@@ -98,9 +122,9 @@ class PlanesRoiFeed:
     def __init__(self, model):
         self.width, self.height, self.mode = model.width, model.height, model.spec.resize
         (self.name,) = model.input_names
-        self._contexts: OrderedDict[tuple, tuple[Callable[..., av.VideoFrame], dict, Geometry]] = OrderedDict()
+        self._contexts: OrderedDict[tuple, _Scaling] = OrderedDict()
 
-    def _context(self, frame: av.VideoFrame, crop: Crop) -> tuple[Callable[..., av.VideoFrame], dict, Geometry]:
+    def _context(self, frame: av.VideoFrame, crop: Crop) -> _Scaling:
         key = (crop.w, crop.h, frame.format.name, frame.colorspace, frame.color_range)
         found = self._contexts.pop(key, None)
         if found is None:
@@ -111,7 +135,7 @@ class PlanesRoiFeed:
                                                                            frame.height)]],
                     "src_color_range": ColorRange.JPEG if is_full_range(frame) else ColorRange.MPEG,
                     "interpolation": Interpolation[interpolation(crop.w, crop.h, g.content_w, g.content_h)]}
-            found = (VideoReformatter().reformat, args, g)
+            found = _Scaling(VideoReformatter().reformat, args, g)
         self._contexts[key] = found
         if len(self._contexts) > self.CONTEXTS:
             self._contexts.popitem(last=False)
@@ -120,17 +144,18 @@ class PlanesRoiFeed:
     def __call__(self, frame: av.VideoFrame, crops: Sequence[Crop]) -> list[Fed]:
         out = []
         views = plane_views(frame)
-        dtype, shifts = plane_layout(frame)
-        fmt, line = frame.format.name, PREFETCH_BYTES // dtype.itemsize
+        layout = plane_layout(frame)
+        fmt, line = frame.format.name, PREFETCH_BYTES // layout.dtype.itemsize
         for crop in crops:
-            reformat, args, g = self._context(frame, crop)
-            planes = region_planes(views, shifts, crop)
-            if crop.w * crop.h * dtype.itemsize <= PREFETCH_MAX:
+            scaling = self._context(frame, crop)
+            g = scaling.geometry
+            planes = region_planes(views, layout.planes, crop)
+            if crop.w * crop.h * layout.dtype.itemsize <= PREFETCH_MAX:
                 for plane in planes:  # one sample a cache line, all loads at once: swscale then reads from cache
                     plane[:, ::line].max()
             # (untagged: `args` give swscale the whole frame's matrix and range; a small crop would be guessed BT.601)
-            small = reformat(av.VideoFrame.from_dlpack(planes, format=fmt, width=crop.w, height=crop.h),
-                             **args).to_ndarray()
+            small = scaling.reformat(av.VideoFrame.from_dlpack(planes, format=fmt, width=crop.w, height=crop.h),
+                                     **scaling.args).to_ndarray()
             if g.is_full:  # the region fills the input: the new frame's own buffer is the tensor (not reused)
                 tensor = (small if small.flags.c_contiguous else np.ascontiguousarray(small))[None]
             else:
@@ -151,6 +176,6 @@ class BgrRoiFeed:
         out = []
         for crop in crops:
             x0, y0, x1, y1 = crop.xyxy
-            tensor, g = self.resizer(bgr[y0:y1, x0:x1])
-            out.append(Fed({self.name: tensor}, RoiPlacement(crop, g)))
+            resized = self.resizer(bgr[y0:y1, x0:x1])
+            out.append(Fed({self.name: resized.tensor}, RoiPlacement(crop, resized.geometry)))
         return out

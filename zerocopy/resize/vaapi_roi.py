@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -54,10 +55,22 @@ def roi_geometry(crop: Crop, dst_w: int, dst_h: int, mode: ResizeMode) -> Geomet
                     y0=((dst_h - ch) // 2) & ~1, content_w=cw, content_h=ch)
 
 
-def layout(g: Geometry) -> tuple[int, int, int, int, int, int]:
+@dataclass(frozen=True, kw_only=True)
+class GraphLayout:
     """What a region's graph depends on: where the content goes in the input (not the region's own size,
-    which the crop fields carry)."""
-    return g.dst_w, g.dst_h, g.x0, g.y0, g.content_w, g.content_h
+    which the crop fields carry). A key of the graphs kept."""
+
+    dst_w: int  # the model input's size
+    dst_h: int
+    x0: int  # where the content starts in it
+    y0: int
+    content_w: int  # the content's size (the rest: letterbox bars)
+    content_h: int
+
+
+def layout(g: Geometry) -> GraphLayout:
+    """The layout of `g`'s graph."""
+    return GraphLayout(dst_w=g.dst_w, dst_h=g.dst_h, x0=g.x0, y0=g.y0, content_w=g.content_w, content_h=g.content_h)
 
 
 class _Graph:
@@ -131,8 +144,8 @@ class VaapiRoiFeed:
         small = graph.sink.pull()
         place = RoiPlacement(crop, g)
         if self._unpack is not None:
-            y, uv, _ = self._unpack(small)
-            return Fed({self.y_name: y, self.uv_name: uv}, place)
+            planes = self._unpack(small)
+            return Fed({self.y_name: planes.y, self.uv_name: planes.uv}, place)
         y, uv = self.context.create_tensor_nv12(g.dst_h, g.dst_w, self.bridge.surface_id(small))
         return Fed({self.y_name: y, self.uv_name: uv}, place, keepalive=(small, y, uv))
 

@@ -24,7 +24,9 @@ from PIL import ImageFont
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.serve.status import CameraState, CameraStatus
+from zerocopy.serve.tallies import Tallies
 from zerocopy.sinks.draw import draw_detections
+from zerocopy.sinks.overlay import Overlay
 
 WINDOW_S = 10.0
 LATENCY_SAMPLES = 300
@@ -51,6 +53,8 @@ class Camera:
         self.damage: Callable[[], Any] = lambda: None  # the open input's DamageReport now (set by the engine)
         self._past_reconnects = self._past_dropped = 0  # of the runs that ended (a run restarts after a failure)
         self._opened = False  # it has opened once: opening it again is a reconnection
+        self.tallies = Tallies()  # its zones', lines' and motion gate's figures
+        self.overlay: Overlay | None = None  # its zones and lines, drawn on latest.jpg (set by the engine)
 
     def began(self, damage: Callable[[], Any], path: str | None) -> None:
         """The camera's input opened (`InputBegin`) on `path`, its `DamageReport` read live from `damage`. Every
@@ -70,14 +74,15 @@ class Camera:
                 self.state = "reconnecting" if self._opened else "starting"
                 self.error = f"cannot open yet: {why}"
 
-    def frame(self, frame: PreparedFrame, detections: Detections, events: int = 0) -> None:
-        """A frame's result, with the number of object `events` it made."""
+    def frame(self, frame: PreparedFrame, detections: Detections, events: Sequence[Any] = ()) -> None:
+        """A frame's result, with the `events` it made (object events, crossings, counts)."""
         now = time.perf_counter()
         with self.lock:
             self.state = "running"
             if self._run_path is not None:  # the run's first frame (a run after a restart may have a new path)
                 self.path, self._run_path = self._run_path, None
-            self.events += events
+            self.events += self.tallies.events(events)
+            self.tallies.frame(frame)
             self.frames += 1
             self.last_frame_time = time.time()
             self._times.append(now)
@@ -93,13 +98,13 @@ class Camera:
             with self._picture_lock:
                 self._picture, self._jpeg = (frame.picture, detections), None
 
-    def ended(self, outcome: Any, events: int = 0) -> None:
+    def ended(self, outcome: Any, events: Sequence[Any] = ()) -> None:
         """The camera's input ended (`pipeline.InputOutcome`; `events`: the `end` of its objects still open): its
         counts kept, its state said. Stopped by serve: "stopped"; with an error: "failed" (with the error; serve
         opens it again after a back-off); on its own (a network file's end): "reconnecting"."""
         damage = outcome.damage
         with self.lock:
-            self.events += events
+            self.events += self.tallies.events(events)
             self.damage = lambda: None
             self._past_dropped += damage.packets_failed + damage.corrupt_frames
             self._past_reconnects += damage.live_report.reconnects if damage.live_report is not None else 0
@@ -144,7 +149,7 @@ class Camera:
                 dropped_frames=self._past_dropped + (
                     (damage.packets_failed + damage.corrupt_frames) if damage is not None else 0),
                 events=self.events, events_dropped=events_dropped,
-                last_frame_time=self.last_frame_time, error=self.error)
+                last_frame_time=self.last_frame_time, error=self.error, analytics=self.tallies.to_json())
 
     def latest_jpeg(self, names: Sequence[str]) -> bytes | None:
         """The last frame with its boxes drawn, as JPEG bytes: encoded once per frame, when first asked for (from
@@ -153,6 +158,8 @@ class Camera:
             if self._jpeg is None and self._picture is not None:
                 picture, detections = self._picture
                 img = picture.to_image().convert("RGB")
+                if self.overlay is not None:
+                    self.overlay.draw(img)
                 draw_detections(img, detections, names, ImageFont.load_default())
                 out = io.BytesIO()
                 img.save(out, format="JPEG", quality=JPEG_QUALITY)

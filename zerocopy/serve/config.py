@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zerocopy.analytics.objects import check_labels
+from zerocopy.analytics.specs import lines_of, zones_of
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.config import RunConfig, default_node
 from zerocopy.errors import ConfigError, ZeroCopyError
@@ -104,10 +106,17 @@ def _check_settings(given: dict[str, Any], where: str, problem: Callable[[str, s
             unknown_keys(where, [key], list(CAMERA_KEYS + CAMERA_SETTINGS), problem,
                      "a camera takes url, enabled, publish and the settings of `zerocopy detect` (docs/serve.md)")
             continue
-        try:
-            RunConfig.make({key: value})
-        except ConfigError as e:
-            problem(where, f"{key}: {mask(str(e))}")
+        # zones and lines one by one ([cameras.X.zones.NAME] tables): every bad one is said
+        items = [{n: v} for n, v in value.items()] if key in ("zones", "lines") and isinstance(value, dict) \
+            else [value]
+        bad = False
+        for item in items:
+            try:
+                RunConfig.make({key: item})
+            except ConfigError as e:
+                problem(where, f"{key}: {mask(str(e))}")
+                bad = True
+        if bad:
             continue
         settings[key] = _relative(key, value, base)
     return settings
@@ -136,6 +145,22 @@ def _check_model(settings: dict[str, Any], where: str, problem: Callable[[str, s
                     label_indices(getattr(RunConfig.make({key: settings[key]}), key) or (), CATALOG[model].labels, key)
                 except ConfigError as e:
                     problem(where, f"{key}: {e}")
+        _check_shape_labels(settings, CATALOG[model].labels, where, problem)
+
+
+def _check_shape_labels(settings: dict[str, Any], names: Sequence[str], where: str,
+                        problem: Callable[[str, str], None]) -> None:
+    """Each zone's and line's `labels` are the model's (every problem said: `--check` lists them all)."""
+    for key, read in (("zones", zones_of), ("lines", lines_of)):
+        try:
+            specs = read(getattr(RunConfig.make({key: settings[key]}), key)) if settings.get(key) else []
+        except ConfigError:
+            continue  # said already, by the setting's own check
+        for spec in specs:
+            try:
+                check_labels(f"{key[:-1]} {spec.name}", spec.labels, names)
+            except ConfigError as e:
+                problem(where, str(e))
 
 
 def _check_url(url: str, where: str, problem: Callable[[str, str], None], loop: bool = False) -> None:
@@ -269,6 +294,8 @@ def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: boo
     own = _check_settings({k: v for k, v in cam.items() if k not in CAMERA_KEYS}, where, problem, fill.mask,
                           fill.base)
     settings = {**defaults, **own, **({"realtime": True} if loop else {})}  # a looped file is paced as live
+    if "motion" not in settings and not settings.get("anonymise"):
+        settings["motion"] = True  # serve infers where something moves (`motion = false` infers every frame)
     try:
         RunConfig.make(settings)  # the settings together (each was checked alone above)
     except ConfigError as e:

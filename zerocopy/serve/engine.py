@@ -32,9 +32,11 @@ from zerocopy.pipeline.parallel import Reopen
 from zerocopy.redaction import redact_text
 from zerocopy.serve.cameras import Camera
 from zerocopy.serve.config import SERVICE_SETTINGS
+from zerocopy.serve.routes import Health
 from zerocopy.serve.status import CameraState, CameraStatus
 from zerocopy.sinks import NullSink
 from zerocopy.sinks.drive import feed
+from zerocopy.sinks.overlay import Overlay
 from zerocopy.sinks.publish import MqttSink
 
 RESTART_S = (1.0, 30.0)  # a run, or a camera, that ended is started again after 1 s, doubling to 30 s
@@ -53,6 +55,8 @@ class Group:
         self.detector = None
         model = settings.get("model", RunConfig().model)
         self.cameras = [Camera(c.name, c.source, model) for c in cameras]
+        for camera, c in zip(self.cameras, cameras, strict=True):  # its zones and lines, drawn on latest.jpg
+            camera.overlay = Overlay.of(RunConfig.make(c.settings))
         self.thread: threading.Thread | None = None
         self.stopping = threading.Event()
         self.with_detections = False
@@ -106,11 +110,11 @@ class Group:
         event), its open input's damage report (for reconnects and dropped frames), how each opening ended."""
         camera = self.cameras[event.input]
         if isinstance(event, FrameDone):
-            camera.frame(event.frame, event.detections, len(event.events))
+            camera.frame(event.frame, event.detections, event.events)
         elif isinstance(event, InputBegin):
             camera.began(lambda i=event.input: det.damage_now(i), det.path)
         elif isinstance(event, InputEnd):  # the `end` events of an input that never began reach no sink
-            camera.ended(event.outcome, len(event.events) if event.began else 0)
+            camera.ended(event.outcome, event.events if event.began else ())
 
     def stop(self) -> None:
         self.stopping.set()
@@ -221,17 +225,17 @@ class Engine:
         det = group.detector
         return cam.latest_jpeg(det.names or () if det is not None else ())
 
-    def healthy(self) -> tuple[bool, str]:
+    def healthy(self) -> Health:
         """Unhealthy when no camera is enabled, or none can work: each failed or never opened (it is "starting" with
         the error of its openings). A camera that is reconnecting is not a failure."""
         states = self.camera_states()
         if not states:
-            return False, "no camera is enabled"
+            return Health(False, "no camera is enabled")
         if not all(s.state == "failed" or (s.state == "starting" and s.error) for s in states):
-            return True, "ok"
+            return Health(True, "ok")
         if all(s.state == "failed" for s in states):
-            return False, "every camera failed"
-        return False, "no camera is running: each failed or cannot be opened yet"
+            return Health(False, "every camera failed")
+        return Health(False, "no camera is running: each failed or cannot be opened yet")
 
 
 def _service_models() -> CompiledModels:

@@ -11,7 +11,7 @@ import ipaddress
 from http import HTTPStatus
 
 from zerocopy.serve.http_config import host_name
-from zerocopy.serve.routes import as_json
+from zerocopy.serve.routes import Answer, as_json
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
@@ -24,20 +24,20 @@ class Gate:
     def __init__(self, hosts: set[str], token: str | None):
         self.hosts, self.token = hosts, token
 
-    def refuse(self, scope: dict) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]] | None:
+    def refuse(self, scope: dict) -> Answer | None:
         headers = dict(scope["headers"])
         given = headers.get(b"host", b"").decode("latin-1")
         name = _host_of(given)
         if name is None:
-            return (*as_json(HTTPStatus.BAD_REQUEST, {"error": "a request needs a Host header with a host name"}), [])
+            return as_json(HTTPStatus.BAD_REQUEST, {"error": "a request needs a Host header with a host name"})
         local = _local_address(scope)
         if name not in self.hosts and name != local:
-            return (*as_json(HTTPStatus.MISDIRECTED_REQUEST, {"error": f"Host {given[:100]!r} is not served here; add "
-                                                             "its name to [http] hosts"}), [])
+            return as_json(HTTPStatus.MISDIRECTED_REQUEST, {"error": f"Host {given[:100]!r} is not served here; add "
+                                                          "its name to [http] hosts"})
         if self.token is not None and not self._authorised(headers.get(b"authorization", b"")):
-            return (*as_json(HTTPStatus.UNAUTHORIZED, {"error": "a token is needed: Authorization: Bearer TOKEN, or "
-                                                      "basic auth with the token as password"}),
-                    [(b"www-authenticate", b'Basic realm="zerocopy", charset="UTF-8"')])
+            return as_json(HTTPStatus.UNAUTHORIZED, {"error": "a token is needed: Authorization: Bearer TOKEN, or "
+                                                   "basic auth with the token as password"},
+                           headers=((b"www-authenticate", b'Basic realm="zerocopy", charset="UTF-8"'),))
         return None
 
     def _authorised(self, header: bytes) -> bool:

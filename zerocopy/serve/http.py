@@ -51,24 +51,21 @@ class App:
         if scope["type"] != "http":
             return
         method = scope["method"]
-        extra: list[tuple[bytes, bytes]] = []
-        refused = self.gate.refuse(scope)
-        if refused is not None:
-            status, ctype, body, extra = refused
-        elif method not in ("GET", "HEAD"):
-            status, ctype, body = as_json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} is not served; use GET"})
-            extra = [(b"allow", b"GET, HEAD")]
-        else:
+        answer = self.gate.refuse(scope)
+        if answer is None and method not in ("GET", "HEAD"):
+            answer = as_json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} is not served; use GET"},
+                             headers=((b"allow", b"GET, HEAD"),))
+        elif answer is None:
             try:
-                status, ctype, body = await asyncio.get_running_loop().run_in_executor(
+                answer = await asyncio.get_running_loop().run_in_executor(
                     self.pool, route, self.source, self.registry, scope["path"], self.requires_broker)
             except Exception as e:  # a bug must not kill the server nor print a traceback
-                status, ctype, body = as_json(HTTPStatus.INTERNAL_SERVER_ERROR,
-                                            {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]})
-        headers = [(b"content-type", ctype.encode()), (b"content-length", str(len(body)).encode()),
-                   (b"cache-control", b"no-store"), *extra]
-        await send({"type": "http.response.start", "status": int(status), "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})
+                answer = as_json(HTTPStatus.INTERNAL_SERVER_ERROR,
+                                 {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]})
+        headers = [(b"content-type", answer.content_type.encode()), (b"content-length", str(len(answer.body)).encode()),
+                   (b"cache-control", b"no-store"), *answer.headers]
+        await send({"type": "http.response.start", "status": int(answer.status), "headers": headers})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else answer.body})
 
 
 def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:

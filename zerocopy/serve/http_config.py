@@ -7,6 +7,7 @@ import ipaddress
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from zerocopy.serve.checks import bool_value, unknown_keys
 
@@ -28,9 +29,16 @@ class HttpConfig:
     health_requires_broker: bool = False  # /health answers 503 (not 200) while the broker is down or behind
 
 
-def parse_listen(listen: str) -> tuple[str, int]:
+class ListenAddress(NamedTuple):
+    """Where the status server listens (`parse_listen`)."""
+
+    host: str  # a name or an IP address (IPv6 without brackets)
+    port: int  # 0: a free one, picked when bound
+
+
+def parse_listen(listen: str) -> ListenAddress:
     """`host:port` (`[v6]:port`; a bare `port` or `:port` listens on the loopback, never on every
-    address) → (host, port); ValueError naming what is wrong."""
+    address) → its address; ValueError naming what is wrong."""
     text = listen.strip()
     if text.startswith("["):
         host, sep, port = text[1:].partition("]:")
@@ -41,7 +49,7 @@ def parse_listen(listen: str) -> tuple[str, int]:
     host = host or "127.0.0.1"
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"expected HOST:PORT with a port from 0 to 65535, not {listen!r}")
-    return host, int(port)
+    return ListenAddress(host, int(port))
 
 
 def is_loopback(host: str) -> bool:
@@ -109,7 +117,7 @@ def check_http(table: dict | None, given: dict, problem: Callable[[str, str], No
     if token is not None and anonymous:
         problem("http", "allow_anonymous = true and a token: the token would be required; keep one of them")
         ok = False
-    if ok and token is None and "token" not in given and not anonymous and not is_loopback(parse_listen(listen)[0]):
+    if ok and token is None and "token" not in given and not anonymous and not is_loopback(parse_listen(listen).host):
         problem("http", f"listen: {listen} reaches beyond the loopback: set token (a bearer token or basic-auth "
                 "password, e.g. token = \"${file:/run/secrets/zerocopy-http}\") or allow_anonymous = true")
         ok = False

@@ -7,11 +7,35 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from http import HTTPStatus
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from zerocopy.serve.status import STATES, CameraStatus
+from zerocopy.serve.tallies import analytics_metrics
 
 BEHIND = 100  # messages waiting for a connected broker from which /health is "degraded" (fewer: awaiting its ack)
+
+
+class Health(NamedTuple):
+    """Whether the service can work, and why (`StatusSource.healthy`)."""
+
+    ok: bool
+    reason: str  # "ok", or why not (e.g. "every camera failed")
+
+
+class HealthAnswer(NamedTuple):
+    """`/health`'s answer before it is written as JSON (`health`)."""
+
+    status: int  # 200 or 503
+    value: dict[str, Any]  # what it says (`as_json`'s value): status ("ok", "degraded", "unhealthy"), reason, broker
+
+
+class Answer(NamedTuple):
+    """An HTTP answer (`route`, `as_json`, `Gate.refuse`)."""
+
+    status: int
+    content_type: str
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...] = ()  # besides Content-Type, Content-Length and Cache-Control
 
 
 class StatusSource(Protocol):
@@ -24,7 +48,7 @@ class StatusSource(Protocol):
     def model_compiles(self) -> dict[str, int]: ...
     def cameras(self, publisher_stats: dict | None = None) -> list[CameraStatus]: ...
     def latest_jpeg(self, name: str) -> bytes | None: ...
-    def healthy(self) -> tuple[bool, str]: ...
+    def healthy(self) -> Health: ...
     def publisher_stats(self) -> dict | None: ...
 
 
@@ -60,7 +84,8 @@ class ServeCollector:
                                        labels=["camera", "state"]),
         }
         stats = self.source.publisher_stats()  # read once a scrape: the cameras' events_dropped, the MQTT metrics
-        for s in self.source.cameras(stats):
+        statuses = self.source.cameras(stats)
+        for s in statuses:
             lv = [s.name, s.path or "none"]
             fam["fps"].add_metric(lv, s.fps)
             fam["inference_fps"].add_metric(lv, s.inference_fps)
@@ -77,6 +102,7 @@ class ServeCollector:
             for state in STATES:
                 fam["state"].add_metric([s.name, state], 1.0 if s.state == state else 0.0)
         yield from fam.values()
+        yield from analytics_metrics(statuses)
         compiles = CounterMetricFamily("zerocopy_model_compiles", "times a model was compiled since the start (once "
                                        "per model and device while cameras come and go)", labels=["model"])
         for model, n in sorted(self.source.model_compiles().items()):
@@ -111,7 +137,7 @@ def metrics_registry(source: StatusSource):
     return registry
 
 
-def health(source: StatusSource, requires_broker: bool = False) -> tuple[int, dict[str, Any]]:
+def health(source: StatusSource, requires_broker: bool = False) -> HealthAnswer:
     """`/health`: "unhealthy" (503) when no camera can work; "degraded" when the broker is not connected or
     `BEHIND` messages or more wait for it (200, or 503 with `requires_broker`); else "ok". `broker` is null
     without `[publish]`."""
@@ -120,25 +146,25 @@ def health(source: StatusSource, requires_broker: bool = False) -> tuple[int, di
     broker = None if stats is None else {"connected": bool(stats.get("connected")),
                                          "queued": int(stats.get("queued", 0)), "dropped": int(stats.get("dropped", 0))}
     if not ok:
-        return HTTPStatus.SERVICE_UNAVAILABLE, {"status": "unhealthy", "reason": why, "broker": broker}
+        return HealthAnswer(HTTPStatus.SERVICE_UNAVAILABLE, {"status": "unhealthy", "reason": why, "broker": broker})
     if stats is not None and broker is not None and (not broker["connected"] or broker["queued"] >= BEHIND):
         state = "the broker is connected" if broker["connected"] else \
             f"the broker is not connected ({stats.get('last_error') or 'no answer yet'})"
         reason = f"{state}; {broker['queued']} message(s) queued, {broker['dropped']} dropped"
-        return (HTTPStatus.SERVICE_UNAVAILABLE if requires_broker else HTTPStatus.OK,
-                {"status": "degraded", "reason": reason, "broker": broker})
-    return HTTPStatus.OK, {"status": "ok", "reason": why, "broker": broker}
+        return HealthAnswer(HTTPStatus.SERVICE_UNAVAILABLE if requires_broker else HTTPStatus.OK,
+                            {"status": "degraded", "reason": reason, "broker": broker})
+    return HealthAnswer(HTTPStatus.OK, {"status": "ok", "reason": why, "broker": broker})
 
 
-def route(source: StatusSource, registry: Any, path: str, requires_broker: bool = False) -> tuple[int, str, bytes]:
-    """The answer to a GET of `path` (already percent-decoded): status, content type, body."""
+def route(source: StatusSource, registry: Any, path: str, requires_broker: bool = False) -> Answer:
+    """The answer to a GET of `path` (already percent-decoded)."""
     if path == "/health":
-        status, value = health(source, requires_broker)
-        return as_json(status, value)
+        answer = health(source, requires_broker)
+        return as_json(answer.status, answer.value)
     if path == "/metrics":
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-        return HTTPStatus.OK, CONTENT_TYPE_LATEST, generate_latest(registry)
+        return Answer(HTTPStatus.OK, CONTENT_TYPE_LATEST, generate_latest(registry))
     if path in ("/api/cameras", "/api/cameras/"):
         return as_json(HTTPStatus.OK, [s.to_json() for s in source.cameras()])
     parts = path.strip("/").split("/")
@@ -155,10 +181,10 @@ def route(source: StatusSource, registry: Any, path: str, requires_broker: bool 
                 why = "has no frame yet" if source.snapshots else \
                      "keeps no snapshot ([http] snapshots = false)"
                 return as_json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} {why}"})
-            return HTTPStatus.OK, "image/jpeg", jpeg
+            return Answer(HTTPStatus.OK, "image/jpeg", jpeg)
     return as_json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "
                                         "/api/cameras/NAME/latest.jpg"})
 
 
-def as_json(status: int, value: Any) -> tuple[int, str, bytes]:
-    return status, "application/json", (json.dumps(value) + "\n").encode()
+def as_json(status: int, value: Any, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Answer:
+    return Answer(status, "application/json", (json.dumps(value) + "\n").encode(), headers)

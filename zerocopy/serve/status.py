@@ -43,6 +43,10 @@ class CameraStatus:
     events_dropped: int
     last_frame_time: float | None
     error: str | None
+    analytics: dict[str, Any] = dataclasses.field(default_factory=dict)  # `serve.tallies.Tallies.to_json()`
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Its fields, and the analytics' at the top: `objects`, `zones`, `lines`, `motion`."""
+        out = dataclasses.asdict(self)
+        analytics = out.pop("analytics")
+        return {**out, **analytics}

@@ -119,7 +119,8 @@ class JsonlSink(_LinesSink):
 
 
 class EventsSink(_LinesSink):
-    """`--events FILE`: one JSON line per object event (`track.ObjectEvent.to_record()`), as it happens."""
+    """`--events FILE`: one JSON line per object event (`track.ObjectEvent.to_record()`) and line crossing
+    (`analytics.records.LineCrossing`), as it happens."""
 
     def __init__(self, target: str, option: str = "--events"):
         self._lines = Lines(target, option)
@@ -130,5 +131,7 @@ class EventsSink(_LinesSink):
 
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         for event in events:
+            if getattr(event, "retained", False):  # a count is a state, not an event: published, not written
+                continue
             self._lines.write(event.to_record())
             self.written += 1

@@ -12,11 +12,13 @@ from typing import Any
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.sinks import NullSink
+from zerocopy.track import ObjectEvent
 
 
 class MqttSink(NullSink):
-    """Events to `PREFIX/CAMERA/events` in a Frigate-like envelope (`ObjectEvent.to_mqtt`); with
-    `detections`, per-frame detections to `PREFIX/CAMERA/detections`. `cameras` names each input."""
+    """Events to `PREFIX/CAMERA/events` in a Frigate-like envelope (`ObjectEvent.to_mqtt`), line crossings there
+    and on `PREFIX/CAMERA/lines/LINE`, counts retained on `PREFIX/CAMERA/LABEL` and `PREFIX/CAMERA/ZONE/LABEL`;
+    with `detections`, per-frame detections to `PREFIX/CAMERA/detections`. `cameras` names each input."""
 
     def __init__(self, publisher: Any, names: Sequence[str], cameras: Sequence[str], detections: bool = False):
         self.publisher, self.names, self.cameras = publisher, list(names), list(cameras)
@@ -37,6 +39,14 @@ class MqttSink(NullSink):
 
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         for event in events:
+            if getattr(event, "retained", False):  # a count: retained on its own topic
+                self.publisher.send(event.topic, event.to_mqtt(), retain=True)
+                continue
+            if not isinstance(event, ObjectEvent):  # a line crossing: with the events, and on its line's topic
+                payload = event.to_mqtt()
+                self.publisher.event(event.camera, payload)
+                self.publisher.send(event.topic, payload)
+                continue
             before = self._last.get(event.id)
             self.publisher.event(event.camera, event.to_mqtt(before))
             if event.type == "end":

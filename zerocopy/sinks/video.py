@@ -24,6 +24,7 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.sinks import NullSink
 from zerocopy.sinks.draw import draw_detections
 from zerocopy.sinks.files import OutputError, Staged, close_whole, each_then_raise, output_error
+from zerocopy.sinks.overlay import Overlay
 
 # suffix → FFmpeg's muxer (named, since the temporary's name says nothing)
 FORMATS = {".mp4": "mp4", ".m4v": "mp4", ".mov": "mov", ".mkv": "matroska", ".ts": "mpegts", ".avi": "avi"}
@@ -155,8 +156,10 @@ class VideoSink(NullSink):
     hidden where its labels are (pipeline/core.py): the boxes are drawn on what is left.
     """
 
-    def __init__(self, target: str, names: Sequence[str], inputs: int = 1, option: str = "--output"):
+    def __init__(self, target: str, names: Sequence[str], inputs: int = 1, option: str = "--output",
+                 overlay: Overlay | None = None):
         self.target, self.names, self.inputs, self.option = target, list(names), inputs, option
+        self.overlay = overlay  # zones, lines and motion drawn under the boxes
         self.outputs: list[tuple[str, str]] = []
         self._open: dict[int, _Output] = {}
         self._done: list[_Output] = []  # ended inputs' files, complete in their temporaries
@@ -179,6 +182,8 @@ class VideoSink(NullSink):
         if o.out is None:
             o.open(frame.width, frame.height)
         img = frame.picture.to_image()
+        if self.overlay is not None:
+            self.overlay.draw(img, getattr(frame, "motion", None))
         draw_detections(img, detections, self.names, o.font)
         s = o.stream
         if img.size != (s.width, s.height) and img.width - img.width % 2 == s.width \

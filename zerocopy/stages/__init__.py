@@ -3,6 +3,6 @@ labels rule. Tiles and region models (`roi/`) and tracking (`pipeline/tracking.p
 analytic is one module with one `Stage` and one setting (docs/architecture.md)."""
 
 from zerocopy.stages.base import Activation, InputInfo, Stage, StageBase, StageReport
-from zerocopy.stages.chain import StageChain
+from zerocopy.stages.chain import Chained, StageChain
 
-__all__ = ["Activation", "InputInfo", "Stage", "StageBase", "StageChain", "StageReport"]
+__all__ = ["Activation", "Chained", "InputInfo", "Stage", "StageBase", "StageChain", "StageReport"]

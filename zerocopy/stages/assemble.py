@@ -7,6 +7,9 @@ from collections.abc import Sequence
 
 import openvino as ov
 
+from zerocopy.analytics.counts import InView
+from zerocopy.analytics.lines import Lines
+from zerocopy.analytics.zones import Zones
 from zerocopy.config import RunConfig
 from zerocopy.infer.model import ModelSpec
 from zerocopy.pipeline.tracking import InputTracks
@@ -19,8 +22,10 @@ from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
 def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_input_kind: str,
                     memory_type: str | None, tasks: Sequence[ResolvedTask], labels: LabelChoice) -> list[Stage]:
     """Tiles (`tiles`), an input's own classes, region models (`classify`), anonymising (`anonymise`), the classes
-    reported, tracking (`track`): the order matters (region models run on the boxes kept, pictures are hidden
-    before any output sees them, what is reported is tracked)."""
+    reported, tracking (`track`) and what follows tracked objects: the counts in view, zones and lines (an input
+    without zones or lines of its own or the run's costs them nothing). The order matters (region models run on
+    the boxes kept, pictures are hidden before any output sees them, what is reported is tracked, zones and lines
+    see the tracks' ids)."""
     stages: list[Stage] = []
     tiler = make_tiler(core, detector, config, roi_input_kind, memory_type, labels.detected())
     if tiler is not None:
@@ -32,6 +37,7 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
     if labels.hidden:
         stages.append(Anonymise(labels, config.anonymise_style))
     stages.append(ShownClasses(labels))
-    if config.track:
-        stages.append(InputTracks(config, detector.labels or None))
+    names = detector.labels or None
+    if config.track or config.zones or config.lines:  # (zones and lines imply tracking: they follow objects)
+        stages += [InputTracks(config, names), InView(names), Zones(config.zones, names), Lines(config.lines, names)]
     return stages

@@ -16,7 +16,10 @@ detections through them in turn (`StageChain`); it knows nothing of what any of 
 - on each frame (`__call__`) takes the detections so far (None, or a stage's guess such as the tracks'
   predictions, on a frame not inferred) and returns the detections after it and the events it made: records the
   event sinks write and publish, as `track.ObjectEvent` is (`to_record()` for JSON Lines; `id`, `camera`, `type`
-  and `to_mqtt(before)` for the broker);
+  and `to_mqtt(before)` for the broker; `retained` True for a state rather than an event, as
+  `analytics.records.Occupancy`);
+- right after, and before `end`, sees the events the stages before it made (`amend`): it may add to them
+  (zones add each object's zones) and add its own that need them (a zone's `update` names the object's event);
 - sums itself up (`report()`: an object with `summary()` and `reset()`, or None).
 
 `StageBase` gives every method a default that does nothing, so a stage writes only what it does."""
@@ -97,6 +100,8 @@ class Stage(Protocol):
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
         tuple[Detections | None, list]: ...
 
+    def amend(self, events: list, input: int) -> list: ...
+
     def end(self, input: int) -> list: ...
 
     def release(self) -> None: ...
@@ -129,6 +134,11 @@ class StageBase:
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
             tuple[Detections | None, list]:
         return detections, []
+
+    def amend(self, events: list, input: int) -> list:
+        """The events the stages before made of this frame (or at the input's end), with what this stage adds:
+        unchanged by default."""
+        return events
 
     def end(self, input: int) -> list:
         return []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
@@ -12,6 +13,14 @@ from zerocopy.stages.base import Activation, InputInfo, Stage, StageReport
 
 # A stage that crops failed: (the stage, what it raised) -> what to raise instead (`Pipeline.stage_failed`)
 OnCropFailure = Callable[[Stage, Exception], Exception]
+
+
+class Chained(NamedTuple):
+    """A frame after every stage of a `StageChain`."""
+
+    detections: Detections
+    events: list  # what the stages made of it (object events), in order
+    untimed: float  # seconds spent in the stages that do not time themselves (counted as postprocessing)
 
 
 class StageChain:
@@ -54,12 +63,15 @@ class StageChain:
             stage.begin(input)
 
     def end(self, input: int) -> tuple:
-        return tuple(e for stage in self.stages for e in stage.end(input))
+        events: list = []
+        for stage in self.stages:
+            events = stage.amend(events, input) + stage.end(input)
+        return tuple(events)
 
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int,
-                 on_crop_failure: OnCropFailure) -> tuple[Detections, list, float]:
+                 on_crop_failure: OnCropFailure) -> Chained:
         """The detections after every stage, the events they made, and the seconds spent in the stages that do
-        not time themselves (counted as postprocessing)."""
+        not time themselves."""
         events: list = []
         untimed = 0.0
         skipped = detections is None  # (a stage before may give it boxes: the tracks' predictions)
@@ -72,14 +84,16 @@ class StageChain:
                     if not stage.crops:
                         raise
                     raise on_crop_failure(stage, e) from None
-                events += made
+                events = stage.amend(events, input) + made
                 if not stage.own_times:
                     untimed += time.perf_counter() - t0
+            elif events:  # not run on a frame left out, but it may add to what the stages before made of it
+                events = stage.amend(events, input)
             if i == self._last_crop:
                 frame.source = None  # cropped from: the decoded frame can go
         if self._last_crop < 0:
             frame.source = None
-        return (detections if detections is not None else Detections.empty()), events, untimed
+        return Chained(detections if detections is not None else Detections.empty(), events, untimed)
 
     def release(self) -> None:
         for stage in self.stages:

@@ -15,6 +15,7 @@ import secrets
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -28,10 +29,12 @@ _ID_CHARS = string.ascii_lowercase + string.digits
 
 @dataclass(frozen=True, kw_only=True)
 class ObjectEvent:
-    """What one tracked object did: `type` is `new`, `update` or `end`. `id` is unique across runs and
-    machines (Frigate's form: start time and six random characters); `tracker_id` is the object's id in
-    its input's `Detections.tracker_id`. `box` is (x1, y1, x2, y2) in source-frame pixels; `frames`
-    counts the inferred frames it was found in."""
+    """What one tracked object did: `type` is `new`, `update` or `end` (and, with zones, `loiter`). `id` is
+    unique across runs and machines (Frigate's form: start time and six random characters); `tracker_id` is the
+    object's id in its input's `Detections.tracker_id`. `box` is (x1, y1, x2, y2) in source-frame pixels;
+    `frames` counts the inferred frames it was found in."""
+
+    retained: ClassVar[bool] = False  # an event, not a state (`analytics.records.Occupancy`)
 
     type: str
     id: str
@@ -49,6 +52,9 @@ class ObjectEvent:
     first_pts: float
     last_pts: float
     frames: int
+    current_zones: tuple[str, ...] = ()  # the zones it is in now (`--zone`), in the order they were given
+    entered_zones: tuple[str, ...] = ()  # every zone it has entered, in the order it entered them
+    zone: str | None = None  # a `loiter` event's zone
 
     def to_record(self) -> dict:
         """The event as one JSON Lines record (`--events`)."""
@@ -60,6 +66,8 @@ class ObjectEvent:
             "end_time": None if self.end_time is None else round(self.end_time, 3),
             "frame_time": round(self.frame_time, 3), "first_pts": round(self.first_pts, 3),
             "last_pts": round(self.last_pts, 3), "frames": self.frames,
+            "current_zones": list(self.current_zones), "entered_zones": list(self.entered_zones),
+            **({"zone": self.zone} if self.zone is not None else {}),
         }
 
     def _frigate(self) -> dict:
@@ -73,7 +81,8 @@ class ObjectEvent:
             "end_time": None if self.end_time is None else round(self.end_time, 3),
             "score": round(self.score, 4), "box": [x1, y1, x2, y2], "area": w * h,
             "ratio": round(w / h, 3) if h else 0.0, "active": self.type != "end", "stationary": False,
-            "current_zones": [], "entered_zones": [], "has_snapshot": False, "has_clip": False,
+            "current_zones": list(self.current_zones), "entered_zones": list(self.entered_zones),
+            "has_snapshot": False, "has_clip": False,
         }
 
     def to_mqtt(self, before: ObjectEvent | None = None) -> dict:

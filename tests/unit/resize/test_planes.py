@@ -156,11 +156,12 @@ def test_fine_detail_shrinks_to_its_mean_instead_of_aliasing():
 
     stripes = np.tile(np.array([40, 200], np.uint8), (1080, 960))
     f = _frame(stripes)
-    y, _, g = PlaneResizer(448, 256, "letterbox")(f)
-    area = y[0, g.y0 : g.y0 + g.content_h, :, 0].astype(float)
+    resized = PlaneResizer(448, 256, "letterbox")(f)
+    g = resized.geometry
+    area = resized.y[0, g.y0 : g.y0 + g.content_h, :, 0].astype(float)
     assert abs(area.mean() - 120) < 2 and area.std() < 5
-    y, _, _ = PlaneResizer(448, 256, "letterbox", antialias=False)(f)
-    aliased = y[0, g.y0 : g.y0 + g.content_h, :, 0].astype(float)
+    aliased = PlaneResizer(448, 256, "letterbox", antialias=False)(f).y[0, g.y0 : g.y0 + g.content_h, :, 0]
+    aliased = aliased.astype(float)
     assert aliased.std() > 20
 
 
@@ -180,11 +181,12 @@ def test_area_averaging_matches_opencv(src, dst):
     w, h = src
     smooth = cv2.resize(rng.integers(16, 236, (h // 16, w // 16)).astype(np.uint8), (w, h),
                         interpolation=cv2.INTER_CUBIC)
-    y, _, g = PlaneResizer(*dst, "letterbox")(_frame(smooth))
-    ours = y[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w, 0].astype(int)
-    bgr, g2 = BGRResizer(cv2, *dst, "letterbox")(np.repeat(smooth[..., None], 3, axis=2))
-    assert g2 == g
-    theirs = bgr[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w, 0].astype(int)
+    resized = PlaneResizer(*dst, "letterbox")(_frame(smooth))
+    g = resized.geometry
+    ours = resized.y[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w, 0].astype(int)
+    baseline = BGRResizer(cv2, *dst, "letterbox")(np.repeat(smooth[..., None], 3, axis=2))
+    assert baseline.geometry == g
+    theirs = baseline.tensor[0, g.y0 : g.y0 + g.content_h, g.x0 : g.x0 + g.content_w, 0].astype(int)
     diff = np.abs(ours - theirs)
     assert diff.mean() < 2.5 and diff.max() <= 16, (diff.mean(), diff.max())
 

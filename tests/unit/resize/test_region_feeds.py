@@ -12,7 +12,7 @@ from zerocopy.resize.regions import PlanesRoiFeed, plane_layout, plane_views, re
 
 
 def region_frame(frame: av.VideoFrame, crop: Crop) -> av.VideoFrame:
-    planes = region_planes(plane_views(frame), plane_layout(frame)[1], crop)
+    planes = region_planes(plane_views(frame), plane_layout(frame).planes, crop)
     return av.VideoFrame.from_dlpack(planes, format=frame.format.name, width=crop.w, height=crop.h)
 
 

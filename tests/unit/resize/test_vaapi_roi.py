@@ -13,7 +13,7 @@ from zerocopy.paths import CopyFront, ZeroCopyFront
 from zerocopy.refusals import Code
 from zerocopy.resize.crops import Crop, RoiPlacement, crop_for
 from zerocopy.resize.vaapi import graph_chain, missing_filters
-from zerocopy.resize.vaapi_roi import QUANTUM, VaapiRoiFeed, central_crop, layout, roi_geometry
+from zerocopy.resize.vaapi_roi import QUANTUM, GraphLayout, VaapiRoiFeed, central_crop, layout, roi_geometry
 
 
 def test_a_square_region_fills_the_input_and_maps_back_exactly():
@@ -50,7 +50,7 @@ def test_every_aspect_of_region_needs_only_a_bounded_set_of_graphs():
 def test_regions_of_any_size_with_one_layout_share_a_graph():
     """The crop fields carry the region: square regions of every size (face-mesh's) need one graph."""
     squares = {layout(roi_geometry(Crop(10, 20, s, s), 192, 192, "letterbox")) for s in range(8, 360, 2)}
-    assert squares == {(192, 192, 0, 0, 192, 192)}
+    assert squares == {GraphLayout(dst_w=192, dst_h=192, x0=0, y0=0, content_w=192, content_h=192)}
     a, b = roi_geometry(Crop(0, 0, 70, 120), 192, 192, "letterbox"), roi_geometry(Crop(0, 0, 71, 122), 192, 192,
                                                                                     "letterbox")
     assert a != b and layout(a) == layout(b)

@@ -59,7 +59,8 @@ def test_a_good_config_gives_every_camera_with_its_settings_and_its_secret_fille
     assert (front.name, back.name, garage.name) == ("front", "back", "garage")
     assert front.url == "rtsp://user:s3cr3t-pw@front-door.lan/stream1"  # what gets opened
     assert "s3cr3t-pw" not in front.source and "s3cr3t-pw" not in repr(front) and "s3cr3t-pw" not in repr(config)
-    assert front.settings == {"model": "face", "threshold": 0.6, "classes": ["face"], "detect_fps": 5}
+    # motion is serve's default (`motion = false` turns it off)
+    assert front.settings == {"model": "face", "threshold": 0.6, "classes": ["face"], "detect_fps": 5, "motion": True}
     assert back.settings["model"] == "objects" and back.settings["threshold"] == 0.6  # [defaults] under its own
     assert back.publish is False and front.publish is True
     assert garage.enabled is False
@@ -71,7 +72,7 @@ def test_defaults_without_http_node_or_publish(tmp_path):
     config = load_config(write(tmp_path, '[cameras.one]\nurl = "rtsp://cam.lan/1"\n'), env={})
     assert config.http.listen == DEFAULT_LISTEN == "127.0.0.1:8971"
     assert config.node == default_node() and config.publish is None
-    assert config.cameras[0].settings == {} and config.cameras[0].publish is False
+    assert config.cameras[0].settings == {"motion": True} and config.cameras[0].publish is False
 
 
 def test_every_problem_is_listed_on_a_line_naming_its_table_and_key(tmp_path):

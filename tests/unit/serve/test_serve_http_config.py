@@ -15,7 +15,7 @@ from zerocopy.serve.config import ServeConfigError, load_config
 from zerocopy.serve.gate import Gate
 from zerocopy.serve.http import StatusServer
 from zerocopy.serve.http_config import HttpConfig, is_loopback
-from zerocopy.serve.routes import BEHIND, health
+from zerocopy.serve.routes import BEHIND, Health, health
 
 TOKEN = "http-t0ken-never-shown-42"
 CAMERA = '[cameras.a]\nurl = "rtsp://a.lan/1"\n'
@@ -96,10 +96,13 @@ def test_check_refuses_an_open_listen_without_token(tmp_path, capsys):
         "basic-auth password, e.g. token = \"${file:/run/secrets/zerocopy-http}\") or allow_anonymous = true"]
 
 
+HEALTHY = Health(True, "ok")
+
+
 class Source:
     snapshots = False
 
-    def __init__(self, ok=(True, "ok"), stats=None):
+    def __init__(self, ok=HEALTHY, stats=None):
         self.ok, self.stats = ok, stats
 
     def healthy(self):
@@ -140,7 +143,7 @@ def test_the_gate_reads_the_host_header_and_the_token():
     for host, status in ((b"evil.example", 421), (b"box1.lan.evil.example:80", 421), (b"", 400), (None, 400),
                          (b"localhost:http", 400), (b"[::1", 400), (b"[::1]x", 400), (b"a b", 400)):
         refused = gate.refuse(scope(host))
-        assert refused is not None and refused[0] == status, host
+        assert refused is not None and refused.status == status, host
     gate = Gate({"localhost"}, TOKEN)
     basic = b"Basic " + base64.b64encode(f"u:{TOKEN}".encode())
     for auth in (f"Bearer {TOKEN}".encode(), f"bearer  {TOKEN} ".encode(), basic):
@@ -148,7 +151,8 @@ def test_the_gate_reads_the_host_header_and_the_token():
     for auth in (None, b"", TOKEN.encode(), f"Bearer {TOKEN[:-1]}".encode(), b"Basic " + base64.b64encode(
             TOKEN.encode()), b"Basic %%%", f"Token {TOKEN}".encode()):
         refused = gate.refuse(scope(b"localhost", auth))
-        assert refused is not None and refused[0] == 401 and TOKEN.encode() not in refused[2], auth
+        assert refused is not None and refused.status == 401 and TOKEN.encode() not in refused.body, auth
+        assert refused.headers == ((b"www-authenticate", b'Basic realm="zerocopy", charset="UTF-8"'),)
 
 
 def stats(connected: bool, queued: int, dropped: int = 0) -> dict:
@@ -162,8 +166,8 @@ def test_health_states():
     status, body = health(Source(stats=stats(False, 0)))
     assert (status, body["status"], body["reason"]) == \
         (200, "degraded", "the broker is not connected (no answer yet); 0 message(s) queued, 0 dropped")
-    assert health(Source(stats=stats(False, 0)), requires_broker=True)[0] == 503
-    assert health(Source(stats=stats(True, 3)))[1]["status"] == "ok"  # in flight, awaiting the broker's ack
-    assert health(Source(stats=stats(True, BEHIND)))[1]["status"] == "degraded"  # behind
-    status, body = health(Source(ok=(False, "every camera failed"), stats=stats(False, 9)), requires_broker=False)
+    assert health(Source(stats=stats(False, 0)), requires_broker=True).status == 503
+    assert health(Source(stats=stats(True, 3))).value["status"] == "ok"  # in flight, awaiting the broker's ack
+    assert health(Source(stats=stats(True, BEHIND))).value["status"] == "degraded"  # behind
+    status, body = health(Source(ok=Health(False, "every camera failed"), stats=stats(False, 9)), requires_broker=False)
     assert (status, body["status"], body["reason"]) == (503, "unhealthy", "every camera failed")

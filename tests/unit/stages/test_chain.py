@@ -67,9 +67,9 @@ def test_every_stage_in_order_with_its_events_and_the_decoded_frame_let_go_after
     chain = StageChain([first, crop, last])
     chain.begin(info(3))
     f = frame()
-    dets, events, _ = chain(f, boxes(1, 2, 1), 3, no_failure)
-    assert dets.labels.tolist() == [1, 1]
-    assert events == ["first:3", "crop:3", "last:3"]
+    chained = chain(f, boxes(1, 2, 1), 3, no_failure)
+    assert chained.detections.labels.tolist() == [1, 1]
+    assert chained.events == ["first:3", "crop:3", "last:3"]
     assert crop.seen == [(2, True)] and last.seen == [(2, False)] and f.source is None
     assert [i.index for i in first.begun] == [3] and chain.end(3) == ("first ended 3", "crop ended 3", "last ended 3")
     assert chain.crops and not StageChain([first, last]).crops
@@ -77,9 +77,9 @@ def test_every_stage_in_order_with_its_events_and_the_decoded_frame_let_go_after
 
 def test_a_frame_left_out_goes_only_through_the_stages_that_see_such_frames():
     quiet, predicts = Recorder("quiet"), Recorder("predicts", on_skipped=True)
-    dets, events, _ = StageChain([quiet, predicts])(frame(), None, 0, no_failure)
+    chained = StageChain([quiet, predicts])(frame(), None, 0, no_failure)
     assert quiet.seen == [] and predicts.seen == [(None, True)]
-    assert len(dets) == 0 and events == ["predicts:0"]  # no detections: an empty set, never None
+    assert len(chained.detections) == 0 and chained.events == ["predicts:0"]  # an empty set, never None
 
 
 def test_only_the_stages_that_do_not_time_themselves_count_as_postprocessing():
@@ -91,10 +91,8 @@ def test_only_the_stages_that_do_not_time_themselves_count_as_postprocessing():
                 pass
             return detections, []
 
-    _, _, untimed = StageChain([Slow("own", own_times=True)])(frame(), boxes(0), 0, no_failure)
-    assert untimed < 0.02
-    _, _, untimed = StageChain([Slow("counted")])(frame(), boxes(0), 0, no_failure)
-    assert untimed >= 0.02
+    assert StageChain([Slow("own", own_times=True)])(frame(), boxes(0), 0, no_failure).untimed < 0.02
+    assert StageChain([Slow("counted")])(frame(), boxes(0), 0, no_failure).untimed >= 0.02
 
 
 def test_a_failure_of_a_stage_that_crops_is_said_by_the_pipeline_others_propagate():
@@ -142,10 +140,10 @@ def test_an_inputs_own_classes_narrow_what_is_detected_and_reported_else_the_run
     chain.begin(info(1))
     # input 0's own classes: 2 reported; 1 detected (to be hidden) but never reported
     assert detected(frame(), boxes(0, 1, 2, 3), 0)[0].labels.tolist() == [1, 2]
-    assert chain(frame(), boxes(0, 1, 2, 3), 0, no_failure)[0].labels.tolist() == [2]
-    assert chain(frame(), boxes(0, 1, 2, 3), 1, no_failure)[0].labels.tolist() == [0, 2]  # the run's
+    assert chain(frame(), boxes(0, 1, 2, 3), 0, no_failure).detections.labels.tolist() == [2]
+    assert chain(frame(), boxes(0, 1, 2, 3), 1, no_failure).detections.labels.tolist() == [0, 2]  # the run's
     chain.begin(info(0))  # opened again without classes of its own: the run's
-    assert chain(frame(), boxes(0, 1, 2), 0, no_failure)[0].labels.tolist() == [0, 2]
+    assert chain(frame(), boxes(0, 1, 2), 0, no_failure).detections.labels.tolist() == [0, 2]
 
 
 def test_anonymise_hides_the_hidden_labels_in_the_picture_before_anything_sees_it():
@@ -167,8 +165,7 @@ def test_a_stage_that_guesses_boxes_for_a_frame_left_out_does_not_make_later_sta
             return boxes(0), []
 
     predicts, later = Predicts("predicts", on_skipped=True), Recorder("later")
-    dets, _, _ = StageChain([predicts, later])(frame(), None, 0, no_failure)
-    assert len(dets) == 1 and later.seen == []
+    assert len(StageChain([predicts, later])(frame(), None, 0, no_failure).detections) == 1 and later.seen == []
     StageChain([predicts, later])(frame(), boxes(0), 0, no_failure)
     assert later.seen == [(1, True)]
 
@@ -185,10 +182,11 @@ def test_an_input_s_own_settings_reach_the_stages_whole():
 def test_a_stage_may_not_take_a_field_of_the_run_report():
     from zerocopy.pipeline.events import RunResult
     from zerocopy.report import _stage_reports
-    from zerocopy.stats import RunClock, StageTimes
+    from zerocopy.stats import RunClock, StepTimes
 
     tracks = InputTracks(RunConfig.make({"track": True}), ("face",))
-    made = RunResult(inputs=[], stages=StageTimes(), clock=RunClock(), reports={"tracking": tracks})
+    made = RunResult(inputs=[], steps=StepTimes(), clock=RunClock(), reports={"tracking": tracks})
     assert _stage_reports(made) == {"tracking": {"objects": 0, "per_label": {}}}
+    assert made.stages is made.steps  # the deprecated name still reads the timed steps
     with pytest.raises(ValueError, match="a stage named 'config' would overwrite"):
-        _stage_reports(RunResult(inputs=[], stages=StageTimes(), clock=RunClock(), reports={"config": tracks}))
+        _stage_reports(RunResult(inputs=[], steps=StepTimes(), clock=RunClock(), reports={"config": tracks}))

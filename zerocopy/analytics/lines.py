@@ -1,0 +1,126 @@
+"""`--line`: tracked objects crossing a line, and which way (`LineCrossing` events; counts per line, direction and
+label in the stage's report).
+
+An object's point is its box's bottom-centre, where it stands. Its side of the line is taken only once the point
+is clearly off it: more than `HYSTERESIS` of the box's height (at least `MIN_BAND_PX`) away, so a box jittering on
+the line changes no side. A crossing is a change of side whose path (from the last point clearly on the old side
+to the first clearly on the new) meets the segment itself, not the line through it beyond its ends."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zerocopy.analytics.geometry import along, bottom_centres, side
+from zerocopy.analytics.objects import InputState, ObjectStage, check_labels
+from zerocopy.analytics.records import LineCrossing
+from zerocopy.analytics.specs import lines_of
+from zerocopy.detections import Detections
+from zerocopy.stages.base import InputInfo
+
+HYSTERESIS = 0.1  # of the box's height: the band around the line where no side is taken
+MIN_BAND_PX = 2.0
+ENDS_SLACK = 0.02  # of the segment's length: a path that meets it this close past an end still counts
+
+
+@dataclass(kw_only=True)
+class _Side:
+    side: int  # +1 right of the line (looking from its first point to its second), -1 left
+    at: np.ndarray  # the last point clearly on that side
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Crossed:
+    tracker_id: int
+    line: str
+    direction: str
+    label: str
+    box: tuple[float, float, float, float]
+
+
+class Lines(ObjectStage):
+    """The lines of each input (its own, else the run's)."""
+
+    name = "lines"
+    kind = "line"
+
+    def __init__(self, lines: Sequence[str], names: Sequence[str] | None):
+        super().__init__(names)
+        self.run_lines = tuple(lines)
+        for spec in lines_of(self.run_lines):
+            check_labels(f"line {spec.name}", spec.labels, self.names)
+        self._sides: dict[int, dict[tuple[int, str], _Side]] = {}  # per input: (object, line) → its side
+        self._pending: dict[int, list[_Crossed]] = {}
+        self._counts: dict[tuple[str, str, str, str], int] = {}  # (camera, line, direction, label) → crossings
+
+    def specs_of(self, input: InputInfo) -> list:
+        own = input.settings.lines
+        return lines_of(own if own is not None else self.run_lines)
+
+    def begin(self, input: InputInfo) -> None:
+        super().begin(input)
+        self._sides[input.index], self._pending[input.index] = {}, []
+
+    def see(self, st: InputState, tracked: Detections) -> None:
+        sides, pending = self._sides[st.info.index], self._pending[st.info.index]
+        points = bottom_centres(tracked.xyxy)
+        heights = np.asarray(tracked.xyxy[:, 3] - tracked.xyxy[:, 1], np.float64)
+        band = np.maximum(HYSTERESIS * heights, MIN_BAND_PX)
+        for spec, segment in zip(st.specs, st.shapes, strict=True):
+            distance = side(segment, points)
+            for i, tid in enumerate(np.asarray(tracked.tracker_id).tolist()):
+                label = self.label(int(tracked.labels[i]))
+                if spec.labels and label.lower() not in {n.lower() for n in spec.labels}:
+                    continue
+                now = 1 if distance[i] > band[i] else -1 if distance[i] < -band[i] else 0
+                if now == 0:
+                    continue  # on the line, within the band: no side taken
+                known = sides.get((tid, spec.name))
+                if known is not None and now != known.side:
+                    where = along(segment, known.at, points[i])
+                    if where is not None and -ENDS_SLACK <= where <= 1 + ENDS_SLACK:
+                        pending.append(_Crossed(tracker_id=tid, line=spec.name, label=label,
+                                                direction="in" if known.side > 0 else "out",
+                                                box=tuple(float(v) for v in tracked.xyxy[i])))
+                sides[(tid, spec.name)] = _Side(side=now, at=points[i].copy())
+
+    def made(self, st: InputState) -> list[Any]:
+        pending, self._pending[st.info.index] = self._pending[st.info.index], []
+        out = []
+        for c in pending:
+            last = st.last.get(c.tracker_id)
+            if last is None:  # not confirmed yet: it has no events to name it
+                continue
+            key = (st.info.camera, c.line, c.direction, c.label)
+            self._counts[key] = self._counts.get(key, 0) + 1
+            out.append(LineCrossing(id=last.id, tracker_id=c.tracker_id, node=last.node, camera=st.info.camera,
+                                    source=last.source, line=c.line, direction=c.direction, label=c.label,
+                                    frame_time=st.wall, pts=st.t, box=c.box))
+        return out
+
+    def forget(self, st: InputState, tracker_id: int) -> None:
+        sides = self._sides[st.info.index]
+        for key in [k for k in sides if k[0] == tracker_id]:
+            del sides[key]
+
+    def end(self, input: int) -> list:
+        self._sides.pop(input, None)
+        self._pending.pop(input, None)
+        return super().end(input)
+
+    def counts(self) -> dict[tuple[str, str, str, str], int]:
+        """(camera, line, direction, label) → crossings so far."""
+        return dict(self._counts)
+
+    def summary(self) -> dict[str, Any]:
+        """Per camera, line, direction and label: the crossings."""
+        out: dict[str, Any] = {}
+        for (camera, line, direction, label), n in sorted(self._counts.items()):
+            out.setdefault(camera, {}).setdefault(line, {"in": {}, "out": {}})[direction][label] = n
+        return {"crossings": out}
+
+    def reset(self) -> None:
+        self._counts.clear()

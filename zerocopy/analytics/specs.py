@@ -1,0 +1,186 @@
+"""Zones, lines and motion masks as settings: one text form each (the command line's, kept in `RunConfig`), and
+the API's and serve's mappings read into it.
+
+    --zone NAME:x1,y1,x2,y2,x3,y3[,...][:labels=A,B][:min_frames=N][:loiter_s=S]
+    --line NAME:x1,y1,x2,y2[:labels=A,B]
+    --motion-mask x1,y1,x2,y2,x3,y3[,...]
+
+Points are source-frame pixels, or fractions of the frame when every value is ≤ 1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from zerocopy.analytics.geometry import Points, check_polygon, check_segment, read_points, write_points
+from zerocopy.names import NAME_RULE, is_name
+
+ZONE_OPTIONS = ("labels", "min_frames", "loiter_s")
+LINE_OPTIONS = ("labels",)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ZoneSpec:
+    """A zone: an object is in it when its box's bottom-centre is, for `min_frames` inferred frames in a row
+    (Frigate's inertia); `loiter_s`: one `loiter` event when it stays that long; `labels`: only these count."""
+
+    name: str
+    points: Points
+    labels: tuple[str, ...] = ()
+    min_frames: int = 3
+    loiter_s: float | None = None
+
+    @property
+    def text(self) -> str:
+        extra = [f"labels={','.join(self.labels)}"] if self.labels else []
+        extra += [f"min_frames={self.min_frames}"] if self.min_frames != 3 else []
+        extra += [f"loiter_s={self.loiter_s:g}"] if self.loiter_s is not None else []
+        return ":".join([self.name, write_points(self.points), *extra])
+
+
+@dataclass(frozen=True, kw_only=True)
+class LineSpec:
+    """A line objects are counted crossing (`in`: from its right-hand side to its left, looking from its first
+    point to its second); `labels`: only these count."""
+
+    name: str
+    points: Points
+    labels: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return ":".join([self.name, write_points(self.points)] + ([f"labels={','.join(self.labels)}"]
+                                                                   if self.labels else []))
+
+
+def _options(parts: list[str], allowed: tuple[str, ...], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep or key.strip() not in allowed:
+            raise ValueError(f"{what}: {part!r} is not one of {', '.join(o + '=...' for o in allowed)}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _name(name: str, what: str) -> str:
+    if not is_name(name):
+        raise ValueError(f"{what} name {name!r} must be {NAME_RULE} (it becomes an MQTT topic level)")
+    return name
+
+
+def _labels(value: Any) -> tuple[str, ...]:
+    items = value.split(",") if isinstance(value, str) else list(value)
+    labels = tuple(str(v).strip() for v in items)
+    if not labels or not all(labels):
+        raise ValueError(f"labels are names, comma-separated: {value!r}")
+    return labels
+
+
+def parse_zone(text: str) -> ZoneSpec:
+    name, _, rest = text.strip().partition(":")
+    parts = rest.split(":") if rest else []
+    if not parts:
+        raise ValueError(f"a zone is NAME:x1,y1,x2,y2,x3,y3[,...], not {text!r}")
+    return zone_from(_name(name.strip(), "zone"), {"points": parts[0], **_options(parts[1:], ZONE_OPTIONS,
+                                                                                    f"zone {name}")})
+
+
+def zone_from(name: str, given: Mapping[str, Any]) -> ZoneSpec:
+    """A zone from a mapping (serve's `[cameras.X.zones.NAME]`, the API): `points` (text or numbers), and the
+    optional `labels`, `min_frames`, `loiter_s`."""
+    unknown = sorted(set(given) - {"points", *ZONE_OPTIONS})
+    if unknown:
+        raise ValueError(f"zone {name}: unknown key {unknown[0]!r} (points, {', '.join(ZONE_OPTIONS)})")
+    points = _points(given.get("points"), f"zone {name}")
+    try:
+        check_polygon(points)
+    except ValueError as e:
+        raise ValueError(f"zone {name}: {e}") from None
+    min_frames = int(given.get("min_frames", 3))
+    loiter = given.get("loiter_s")
+    if min_frames < 1 or (loiter is not None and float(loiter) <= 0):
+        raise ValueError(f"zone {name}: min_frames is an integer ≥ 1 and loiter_s a number of seconds > 0")
+    return ZoneSpec(name=_name(name, "zone"), points=points, labels=_labels(given["labels"]) if "labels" in given
+                    else (), min_frames=min_frames, loiter_s=None if loiter is None else float(loiter))
+
+
+def parse_line(text: str) -> LineSpec:
+    name, _, rest = text.strip().partition(":")
+    parts = rest.split(":") if rest else []
+    if not parts:
+        raise ValueError(f"a line is NAME:x1,y1,x2,y2, not {text!r}")
+    return line_from(_name(name.strip(), "line"), {"points": parts[0], **_options(parts[1:], LINE_OPTIONS,
+                                                                                    f"line {name}")})
+
+
+def line_from(name: str, given: Mapping[str, Any]) -> LineSpec:
+    """A line from a mapping (serve's `[cameras.X.lines.NAME]`, the API): `points`, optional `labels`."""
+    unknown = sorted(set(given) - {"points", *LINE_OPTIONS})
+    if unknown:
+        raise ValueError(f"line {name}: unknown key {unknown[0]!r} (points, labels)")
+    points = _points(given.get("points"), f"line {name}")
+    try:
+        check_segment(points)
+    except ValueError as e:
+        raise ValueError(f"line {name}: {e}") from None
+    return LineSpec(name=_name(name, "line"), points=points,
+                    labels=_labels(given["labels"]) if "labels" in given else ())
+
+
+def parse_mask(text: Any) -> Points:
+    points = _points(text, "motion mask")
+    try:
+        check_polygon(points)
+    except ValueError as e:
+        raise ValueError(f"motion mask: {e}") from None
+    return points
+
+
+def _points(value: Any, what: str) -> Points:
+    if value is None:
+        raise ValueError(f"{what}: no points")
+    if isinstance(value, str):
+        return read_points(value)
+    flat = [v for p in value for v in (p if isinstance(p, Iterable) else (p,))]
+    return read_points(",".join(str(v) for v in flat))
+
+
+def _items(value: Any, parse, build) -> list:
+    """Texts (one, or a sequence of them) or a mapping NAME → settings, each read into a spec."""
+    if isinstance(value, Mapping):
+        return [build(str(name), given) for name, given in value.items()]
+    return [v if not isinstance(v, str) else parse(v) for v in ((value,) if isinstance(value, str) else value)]
+
+
+def zones_text(value: Any) -> tuple[str, ...]:
+    """Zones as `RunConfig.zones` keeps them: each in its one text form; two with one name are an error."""
+    return _unique([z.text for z in _items(value, parse_zone, zone_from)], "zone")
+
+
+def lines_text(value: Any) -> tuple[str, ...]:
+    return _unique([s.text for s in _items(value, parse_line, line_from)], "line")
+
+
+def masks_text(value: Any) -> tuple[str, ...]:
+    items = (value,) if isinstance(value, str) else tuple(value)
+    if items and all(isinstance(v, int | float) for v in items):
+        items = (write_points(tuple(zip(items[::2], items[1::2], strict=False))),)
+    return tuple(write_points(parse_mask(v)) for v in items)
+
+
+def _unique(texts: list[str], what: str) -> tuple[str, ...]:
+    names = [t.partition(":")[0] for t in texts]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"two {what}s are named {twice[0]!r}")
+    return tuple(texts)
+
+
+def zones_of(texts: Iterable[str]) -> list[ZoneSpec]:
+    return [parse_zone(t) for t in texts]
+
+
+def lines_of(texts: Iterable[str]) -> list[LineSpec]:
+    return [parse_line(t) for t in texts]

@@ -1,0 +1,92 @@
+"""What one camera's zones, lines and motion gate say, kept from its events and frames for `/api/cameras` and
+`/metrics`: the objects in view and in each zone (the last `count` of each), the crossings of each line by
+direction and label, whether motion is seen now and how many inferences the gate saved. Bounded: one entry per
+label, zone and line the camera has."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from zerocopy.analytics.records import LineCrossing, Occupancy
+
+
+class Tallies:
+    """Not thread-safe: the camera updates and reads it under its own lock."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, int] = {}  # label → in view now
+        self.zones: dict[str, dict[str, int]] = {}  # zone → label → in it now
+        self.crossings: dict[tuple[str, str, str], int] = {}  # (line, direction, label) → since the start
+        self.motion_active = False
+        self.motion_frames = 0  # frames the motion gate measured
+        self.skipped = 0  # inferences the motion gate saved
+        self.whole_scene = 0  # times the whole picture moved at once (an IR switch, rain on the lens)
+
+    def events(self, events: Iterable[Any]) -> int:
+        """Takes a frame's events; returns how many are object events (`new`, `update`, `loiter`, `end`)."""
+        objects = 0
+        for e in events:
+            if isinstance(e, Occupancy):
+                where = self.objects if e.zone is None else self.zones.setdefault(e.zone, {})
+                where[e.label] = e.count
+            elif isinstance(e, LineCrossing):
+                key = (e.line, e.direction, e.label)
+                self.crossings[key] = self.crossings.get(key, 0) + 1
+            else:  # an `ObjectEvent`
+                objects += 1
+        return objects
+
+    def frame(self, frame: Any) -> None:
+        """A frame's motion, where the gate measured it (`PreparedFrame.motion`)."""
+        motion = getattr(frame, "motion", None)
+        if motion is None:
+            return
+        self.motion_frames += 1
+        self.motion_active = bool(getattr(motion, "moving", False))
+        self.whole_scene += bool(getattr(motion, "whole_scene_began", False))
+        self.skipped += getattr(frame, "skipped_by", None) == "motion"
+
+    def lines(self) -> dict[str, dict[str, dict[str, int]]]:
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for (line, direction, label), n in sorted(self.crossings.items()):
+            out.setdefault(line, {"in": {}, "out": {}})[direction][label] = n
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"objects": dict(self.objects), "zones": {z: dict(c) for z, c in self.zones.items()},
+                "lines": self.lines(),
+                "motion": {"measured": self.motion_frames > 0, "active": self.motion_active,
+                           "inferences_skipped": self.skipped, "whole_scene": self.whole_scene}}
+
+
+def analytics_metrics(statuses: Iterable[Any]) -> Iterator[Any]:
+    """The Prometheus families of the cameras' zones, lines and motion gate (`CameraStatus.analytics`)."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily  # (the serve extra)
+
+    zone = GaugeMetricFamily("zerocopy_zone_objects", "objects in a zone now", labels=["camera", "zone", "label"])
+    view = GaugeMetricFamily("zerocopy_objects", "tracked objects in view now", labels=["camera", "label"])
+    crossed = CounterMetricFamily("zerocopy_line_crossings", "objects that crossed a line since the start",
+                                  labels=["camera", "line", "direction", "label"])
+    active = GaugeMetricFamily("zerocopy_motion_active", "1 while the motion gate sees motion", labels=["camera"])
+    skipped = CounterMetricFamily("zerocopy_inferences_skipped", "frames the motion gate left uninferred (nothing "
+                                  "moved) since the start", labels=["camera"])
+    whole = CounterMetricFamily("zerocopy_motion_whole_scene", "times the whole picture moved at once (an IR "
+                                "switch, rain, a shaken camera) since the start", labels=["camera"])
+    for s in statuses:
+        a = s.analytics
+        for label, n in a.get("objects", {}).items():
+            view.add_metric([s.name, label], n)
+        for z, counts in a.get("zones", {}).items():
+            for label, n in counts.items():
+                zone.add_metric([s.name, z, label], n)
+        for line, ways in a.get("lines", {}).items():
+            for direction, counts in ways.items():
+                for label, n in counts.items():
+                    crossed.add_metric([s.name, line, direction, label], n)
+        motion = a.get("motion") or {}
+        if motion.get("measured"):
+            active.add_metric([s.name], 1.0 if motion.get("active") else 0.0)
+            skipped.add_metric([s.name], motion.get("inferences_skipped", 0))
+            whole.add_metric([s.name], motion.get("whole_scene", 0))
+    yield from (view, zone, crossed, active, skipped, whole)
