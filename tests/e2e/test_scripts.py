@@ -168,3 +168,11 @@ def test_the_serve_soak_meets_every_target_in_two_minutes(face_model_path):
     proc = subprocess.run([sys.executable, "scripts/soak_serve.py", "--minutes", "2", "--stop-within", "6"], cwd=ROOT,
                           capture_output=True, text=True, timeout=540)
     assert proc.returncode == 0 and "all targets met" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_region_queue_script_prints_its_three_runs_and_the_ratio():
+    proc = subprocess.run([sys.executable, "scripts/measure_region_queue.py", "--frames", "12", "--faces", "2",
+                           "--repeat", "1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert re.search(r"B  detection \+ face-mesh \(own queue\) +\d+\.\d\d s +\(24 regions\)", proc.stdout), proc.stdout
+    assert re.search(r"B / \(A \+ C\) = \d+\.\d\d", proc.stdout), proc.stdout
