@@ -160,6 +160,12 @@ class RunConfig:
         (), LINES, "a line to count crossings of (repeatable): each crossing is a `cross` event, direction `in` "
         "from the line's right-hand side to its left looking from its first point to its second (implies --track)",
         "NAME:x1,y1,x2,y2[:labels=A,B]")
+    snapshots: str | None = setting(
+        None, text(), "write each tracked object's best picture into this folder (CAMERA/ID.jpg with its box drawn, "
+        "and ID-thumb.jpg, its box): when it ends, and while it lasts at most every --snapshot-interval seconds; "
+        "events then say has_snapshot (implies --track; serve: its [storage] folder)", "FOLDER")
+    snapshot_interval: float = setting(10.0, SECONDS, "with --snapshots: refresh a lasting object's snapshot at most "
+                                       "this often, when a better picture came", "SECONDS")
     node: str | None = setting(None, NODE, "this machine's name in events (default: the host name); with several "
                                "machines publishing into one broker, each needs its own", "NAME")
 

@@ -18,7 +18,8 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINA
 ALIASES = {"postprocess": ("--decoder",), "anonymise": ("--anonymize",), "anonymise_style": ("--anonymize-style",)}
 # The settings bench takes (it runs every path itself and measures whole files, not live sources).
 BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold", "classes",
-                  "classify", "max_rois", "min_presence", "detect_fps", "tiles")
+                  "classify", "max_rois", "min_presence", "detect_fps", "tiles", "motion", "motion_threshold",
+                  "motion_mask", "motion_keepalive")
 # The settings process takes besides its model (threshold and max_rois: for the detector of a box model).
 PROCESS_SETTINGS = ("resize", "path", "device", "va_device", "nireq", "batch", "threshold", "max_rois", "tiles",
                     "decode_threads", "ov_config", "realtime", "reconnect", "reconnect_timeout", "retry_open")
@@ -157,7 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings(d)
     d.add_argument("--output", metavar="FILE.mp4", help="write the video with the detections drawn on it")
     d.add_argument("--events", metavar="FILE", help="write one JSON line per object event: new, update, end "
-                   "(tracking implied; '-' for stdout); docs/tracking.md describes them")
+                   "(with --zone, loiter; with --line, each crossing) (tracking implied; '-' for stdout); "
+                   "docs/tracking.md and docs/analytics.md describe them")
     d.add_argument("--publish", metavar="URL", help="publish object events (tracking implied) to an MQTT broker: "
                    "mqtt://[user[:password]@]host[:port]/prefix, or mqtts:// for TLS; topics PREFIX/NAME/events and "
                    "PREFIX/available/NODE; the password may come from $ZEROCOPY_MQTT_PASSWORD instead; never blocks "

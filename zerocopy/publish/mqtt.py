@@ -98,12 +98,14 @@ class MqttPublisher:
         self._send(self.target.events_topic(camera), payload, retain=False)
 
     def send(self, suffix: str, payload: Any, retain: bool = False) -> None:
-        """`payload` (JSON; a number as its text) to PREFIX/`suffix` as events are sent (QoS 1, queued while
-        disconnected, counted with them): a crossing's `CAMERA/lines/LINE`, a retained count's `CAMERA/LABEL`."""
+        """`payload` (JSON; a number as its text; bytes as they are) to PREFIX/`suffix` as events are sent (QoS 1,
+        queued while disconnected, counted with them): a crossing's `CAMERA/lines/LINE`, a retained count's
+        `CAMERA/LABEL`, a snapshot's `CAMERA/LABEL/snapshot`."""
         self._send(f"{self.target.prefix}/{suffix}", payload, retain)
 
     def _send(self, topic: str, payload: Any, retain: bool) -> None:
-        data = str(payload) if isinstance(payload, int | float) else json.dumps(payload, separators=(",", ":"))
+        data = payload if isinstance(payload, bytes) else str(payload) if isinstance(payload, int | float) \
+            else json.dumps(payload, separators=(",", ":"))
         mqtt = self._mqtt
         ledger = self._ledger
         with self._lock:

@@ -131,7 +131,7 @@ class EventsSink(_LinesSink):
 
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         for event in events:
-            if getattr(event, "retained", False):  # a count is a state, not an event: published, not written
+            if getattr(event, "retained", False) or event.type == "snapshot":  # a count, a file written: not events
                 continue
             self._lines.write(event.to_record())
             self.written += 1

@@ -42,6 +42,9 @@ class MqttSink(NullSink):
             if getattr(event, "retained", False):  # a count: retained on its own topic
                 self.publisher.send(event.topic, event.to_mqtt(), retain=True)
                 continue
+            if event.type == "snapshot":  # the JPEG, retained on CAMERA/LABEL/snapshot (Frigate's)
+                self.publisher.send(event.topic, event.jpeg, retain=True)
+                continue
             if not isinstance(event, ObjectEvent):  # a line crossing: with the events, and on its line's topic
                 payload = event.to_mqtt()
                 self.publisher.event(event.camera, payload)

@@ -15,6 +15,7 @@ from zerocopy.infer.model import ModelSpec
 from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.postprocess import LabelChoice
 from zerocopy.roi.setup import ResolvedTask, make_stage, make_tiler
+from zerocopy.snapshots.stage import Snapshots
 from zerocopy.stages.base import Stage
 from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
 
@@ -38,6 +39,8 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
         stages.append(Anonymise(labels, config.anonymise_style))
     stages.append(ShownClasses(labels))
     names = detector.labels or None
-    if config.track or config.zones or config.lines:  # (zones and lines imply tracking: they follow objects)
+    if config.track or config.zones or config.lines or config.snapshots:  # (they follow tracked objects)
         stages += [InputTracks(config, names), InView(names), Zones(config.zones, names), Lines(config.lines, names)]
+    if config.snapshots:
+        stages.append(Snapshots(names, config.snapshots, config.snapshot_interval))
     return stages

@@ -55,6 +55,8 @@ class ObjectEvent:
     current_zones: tuple[str, ...] = ()  # the zones it is in now (`--zone`), in the order they were given
     entered_zones: tuple[str, ...] = ()  # every zone it has entered, in the order it entered them
     zone: str | None = None  # a `loiter` event's zone
+    has_snapshot: bool = False  # a snapshot of it is written, or being written (serve's snapshots)
+    has_clip: bool = False  # a clip of it will be written (serve's recording)
 
     def to_record(self) -> dict:
         """The event as one JSON Lines record (`--events`)."""
@@ -68,6 +70,7 @@ class ObjectEvent:
             "last_pts": round(self.last_pts, 3), "frames": self.frames,
             "current_zones": list(self.current_zones), "entered_zones": list(self.entered_zones),
             **({"zone": self.zone} if self.zone is not None else {}),
+            **({"has_snapshot": True} if self.has_snapshot else {}), **({"has_clip": True} if self.has_clip else {}),
         }
 
     def _frigate(self) -> dict:
@@ -82,7 +85,7 @@ class ObjectEvent:
             "score": round(self.score, 4), "box": [x1, y1, x2, y2], "area": w * h,
             "ratio": round(w / h, 3) if h else 0.0, "active": self.type != "end", "stationary": False,
             "current_zones": list(self.current_zones), "entered_zones": list(self.entered_zones),
-            "has_snapshot": False, "has_clip": False,
+            "has_snapshot": self.has_snapshot, "has_clip": self.has_clip,
         }
 
     def to_mqtt(self, before: ObjectEvent | None = None) -> dict:

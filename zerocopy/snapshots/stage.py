@@ -1,0 +1,198 @@
+"""Which picture is each tracked object's snapshot: the frame where its score was best. The stage copies that
+picture out of its frame (a plain copy of the planes, about half a millisecond at 640x360; only when the
+score rose by `BETTER`, so at most 1 / `BETTER` copies per object), and hands it to its input's `SnapshotWriter`
+when the object ends, and while it lasts at most every `interval` seconds when a better one was found. Events of an
+object with a snapshot say so (`has_snapshot`).
+
+The picture: the one kept for drawing (`PreparedFrame.picture`, serve keeps it), else the decoded frame the stage
+asks the path to keep (`crops`: `PreparedFrame.source`); on the VA paths without a kept picture the frame is a GPU
+surface, which is not downloaded here: no snapshot, said once."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from zerocopy.detections import Detections
+from zerocopy.frames import PreparedFrame
+from zerocopy.pipeline.tracking import media_time
+from zerocopy.snapshots.writer import Job, SnapshotWriter, Still, Written
+from zerocopy.stages.base import InputInfo, StageBase
+from zerocopy.track import ObjectEvent
+
+log = logging.getLogger("zerocopy")
+
+BETTER = 0.02  # a picture is worth copying when the object's score rose this much
+
+
+@dataclass(kw_only=True)
+class _Best:
+    label: str = "object"
+    score: float = -1.0
+    still: Still | None = None
+    box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    written_at: float | None = None  # media time of its last snapshot submitted
+    fresh: bool = False  # a better picture than the last one submitted
+
+
+@dataclass(frozen=True, kw_only=True)
+class SnapshotSaved:
+    """A snapshot of object `id` was written (`snapshot`, `thumbnail`): published retained on MQTT's
+    `CAMERA/LABEL/snapshot` (the JPEG, Frigate's topic), and attached to the object's record in serve's store."""
+
+    type: ClassVar[str] = "snapshot"
+    retained: ClassVar[bool] = False
+
+    id: str
+    camera: str
+    label: str
+    snapshot: str
+    thumbnail: str
+    jpeg: bytes = dataclasses.field(repr=False)
+    final: bool  # written after the object's end: its last
+
+    @property
+    def topic(self) -> str:
+        return f"{self.camera}/{self.label.lower()}/snapshot"
+
+    def to_record(self) -> dict:
+        return {"type": self.type, "id": self.id, "camera": self.camera, "label": self.label,
+                "snapshot": self.snapshot, "thumbnail": self.thumbnail, "final": self.final}
+
+
+@dataclass(kw_only=True)
+class _Input:
+    writer: SnapshotWriter
+    rate: float
+    camera: str
+    best: dict[int, _Best]
+    ids: dict[int, str]  # tracker id → event id
+    saved: deque[SnapshotSaved]  # written by the writer's thread, said with the input's next inferred frame
+    t: float = 0.0
+    said: bool = False
+
+
+class Snapshots(StageBase):
+    """Per input, the best picture of each tracked object, written under `folder`/CAMERA/ by the camera's own
+    writer thread (made as its first input begins, closed at the run's end)."""
+
+    name = "snapshots"
+    crops = True  # the path keeps the decoded frame for it (when no picture is kept for drawing)
+
+    def __init__(self, names: Sequence[str] | None, folder: str | Path, interval: float = 10.0):
+        self.names, self.folder, self.interval = list(names or []), Path(folder), interval
+        self._inputs: dict[int, _Input] = {}
+        self._writers: dict[str, SnapshotWriter] = {}
+        self.has_snapshot: set[str] = set()  # event ids with a snapshot submitted (bounded: forgotten at their end)
+
+    def begin(self, input: InputInfo) -> None:
+        saved: deque[SnapshotSaved] = deque()
+        writer = self._writers.get(input.camera)
+        if writer is None:
+            writer = self._writers[input.camera] = SnapshotWriter(self.folder / input.camera, self._saved,
+                                                                  log.warning, name=input.camera)
+        self._inputs[input.index] = _Input(writer=writer, rate=input.rate, camera=input.camera, best={}, ids={},
+                                           saved=saved)
+
+    def _saved(self, w: Written) -> None:
+        """(the writer's thread) To be said with its input's next frame."""
+        for st in list(self._inputs.values()):
+            if st.camera == w.camera:
+                st.saved.append(SnapshotSaved(id=w.event_id, camera=w.camera, label=w.label, snapshot=str(w.snapshot),
+                                              thumbnail=str(w.thumbnail), jpeg=w.jpeg, final=w.final))
+                return
+
+    @staticmethod
+    def _drain(st: _Input) -> list[SnapshotSaved]:
+        out = []
+        while st.saved:
+            out.append(st.saved.popleft())
+        return out
+
+    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> tuple[Any, list]:
+        st = self._inputs.get(input)
+        if st is None or detections is None or detections.tracker_id is None:
+            return detections, self._drain(st) if st is not None else []
+        st.t = media_time(frame, st.rate)
+        ids = np.asarray(detections.tracker_id)
+        for i in np.flatnonzero(ids >= 0):
+            best = st.best.setdefault(int(ids[i]), _Best())
+            score = float(detections.scores[i])
+            if score >= best.score + BETTER:
+                still = self._still(st, frame)
+                if still is not None:
+                    best.score, best.still, best.fresh = score, still, True
+                    best.box = tuple(float(v) for v in detections.xyxy[i])
+                    label = int(detections.labels[i])
+                    best.label = self.names[label] if 0 <= label < len(self.names) else str(label)
+        return detections, self._drain(st)
+
+    @staticmethod
+    def _still(st: _Input, frame: PreparedFrame) -> Still | None:
+        picture = frame.picture if frame.picture is not None else frame.source
+        still = Still.of(picture) if picture is not None else None
+        if still is None and not st.said:
+            st.said = True
+            log.warning("%s: no snapshots: the decoded frames are in GPU memory and no picture is kept", st.camera)
+        return still
+
+    def amend(self, events: list, input: int) -> list:
+        st = self._inputs.get(input)
+        if st is None:
+            return events
+        out = []
+        for e in events:
+            if isinstance(e, ObjectEvent):
+                st.ids[e.tracker_id] = e.id
+                self._maybe_submit(st, e)
+                if e.id in self.has_snapshot:
+                    e = dataclasses.replace(e, has_snapshot=True)
+                if e.type == "end":
+                    st.best.pop(e.tracker_id, None)
+                    st.ids.pop(e.tracker_id, None)
+                    self.has_snapshot.discard(e.id)
+            out.append(e)
+        for tid, best in st.best.items():  # objects with no event this frame: a refresh that is due
+            event_id = st.ids.get(tid)
+            if event_id is not None and best.fresh and best.written_at is not None \
+                    and st.t - best.written_at >= self.interval:
+                self._submit(st, event_id, best, final=False)
+        return out
+
+    def _maybe_submit(self, st: _Input, e: ObjectEvent) -> None:
+        best = st.best.get(e.tracker_id)
+        if best is None or best.still is None:
+            return
+        due = best.fresh and (best.written_at is None or st.t - best.written_at >= self.interval)
+        if e.type == "end" and (best.fresh or best.written_at is None):
+            self._submit(st, e.id, best, final=True)
+        elif due:
+            self._submit(st, e.id, best, final=False)
+
+    def _submit(self, st: _Input, event_id: str, best: _Best, final: bool) -> None:
+        assert best.still is not None
+        if st.writer.submit(Job(event_id=event_id, label=best.label, score=best.score, still=best.still,
+                                box=best.box, final=final)):
+            best.written_at, best.fresh = st.t, False
+            self.has_snapshot.add(event_id)
+
+    def end(self, input: int) -> list:
+        """The input ended: its last snapshots are waited for (a few seconds at most) and said."""
+        st = self._inputs.get(input)
+        if st is None:
+            return []
+        st.writer.flush()
+        del self._inputs[input]
+        return self._drain(st)
+
+    def release(self) -> None:
+        for writer in self._writers.values():
+            writer.close()
+        self._writers.clear()
