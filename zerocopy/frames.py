@@ -73,7 +73,9 @@ class PreparedFrame:
     image-to-image model's result over the frame (a float32 height×width map in [0, 1]), set with its
     detections for the sinks (`zerocopy process`); None otherwise. `inferred` is False for a frame that
     `--detect-fps` leaves out: decoded, never scaled nor inferred (`inputs` empty; `geometry` the last
-    inferred frame's).
+    inferred frame's). `skipped_by` says why a frame was not inferred: "detect_fps" (not due) or "motion"
+    (due, but the `--motion` gate found nothing happening); None for an inferred frame. `motion` is what the
+    motion detector saw on the frame (a `motion.Motion`, on every frame, inferred or not), None without `--motion`.
     """
 
     index: int
@@ -90,3 +92,5 @@ class PreparedFrame:
     source: Any = None
     output: np.ndarray | None = None
     inferred: bool = True
+    motion: Any = None
+    skipped_by: str | None = None

@@ -70,6 +70,9 @@ def test_the_api_gives_ids_events_and_a_summary(walks):
         report = det.report()
     in_results = [e for r in results for e in r.events]
     assert [e.to_record() for e in in_results] == [e.to_record() for e in heard]
+    counts = [e for e in heard if e.type == "count"]  # how many faces are in view, when it changes
+    assert counts and counts[-1].count == 0 and {c.count for c in counts} == {0, 1}
+    heard = [e for e in heard if e.type != "count"]
     assert {e.type for e in heard} == {"new", "end"}
     news = [e for e in heard if e.type == "new"]
     assert len(news) == len(passes) == len({e.id for e in heard})

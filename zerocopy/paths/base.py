@@ -19,6 +19,7 @@ from zerocopy.config import RunConfig
 from zerocopy.decode.base import VideoDecoder
 from zerocopy.decode.damage import DamageReport
 from zerocopy.frames import Geometry, PreparedFrame
+from zerocopy.motion.gate import Gated, MotionGate, MotionSpec
 from zerocopy.paths.rate import DetectRate
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ class Prepared:
 
 
 Prepare = Callable[[Any], Prepared]
+INFER = Gated(True, None, None)  # every frame, without --detect-fps or --motion
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,8 +50,10 @@ class OpenRequest:
     mode, batch, OpenVINO core), the run's resolved configuration (decoding threads, realtime, the
     live policy), the run's VA session (VA paths), whether the decoded pictures are wanted, and
     `unbound`: how many prepared frames may exist at once before their request copies them (a
-    resizer that reuses its output buffers needs at least that many), the run's stop, and
-    `keep_source`: whether region models will crop from each decoded frame (`PreparedFrame.source`)."""
+    resizer that reuses its output buffers needs at least that many), the run's stop,
+    `keep_source`: whether region models will crop from each decoded frame (`PreparedFrame.source`), and
+    `busy`: with `--motion`, whether a tracked object of this input is moving (the motion stage's
+    `busy(input)`; None: never), which makes the motion gate infer."""
 
     model: WrappedModel
     config: RunConfig
@@ -58,6 +62,11 @@ class OpenRequest:
     unbound: int = 3
     stop: threading.Event | None = None  # the run's: an open it catches waiting on a source is abandoned
     keep_source: bool = False
+    busy: Callable[[], bool] | None = None
+
+    def motion(self, luma: Callable[[Any], Any]) -> MotionSpec | None:
+        """The input's motion gate settings (`config.motion`), with the path's `luma(frame)`; None without."""
+        return MotionSpec.of(self.config, luma, self.busy)
 
 
 class FrameStream(Protocol):
@@ -102,41 +111,55 @@ class Front(Protocol):
 class PreparedStream:
     """A `FrameStream`: a decoder's frames prepared into model inputs by `prepare`.
 
-    With `detect_fps` only the frames `DetectRate` takes are prepared; the others come out with
-    `inferred=False` and no inputs, their picture (when one is drawn) from `show(picture)`."""
+    With `detect_fps` only the frames `DetectRate` takes are prepared; with `motion` (`MotionSpec`: the path's
+    luma picture of each frame, and the gate's settings) only those the `MotionGate` picks among them. The others
+    come out with `inferred=False`, `skipped_by` saying which, and no inputs, their picture (when one is drawn)
+    from `show(picture)`. The first frame is always prepared (the path's trial). The motion stage's time (luma
+    picture and detector) counts as the frame's preprocessing."""
 
     context: Any = None  # set by a front that compiles on a remote context, once the first frame gave it
 
     def __init__(self, decoder: VideoDecoder, prepare: Prepare, bridge: Any = None, *,
-                 detect_fps: float | None = None, show: Callable[[Any], Any] | None = None):
+                 detect_fps: float | None = None, show: Callable[[Any], Any] | None = None,
+                 motion: MotionSpec | None = None):
         self.decoder, self.prepare = decoder, prepare
         self.bridge = bridge  # the native bridge, on the VA paths
         self.rate = decoder.rate
         self.expected_frames = decoder.expected_frames
         self.live = decoder.live or decoder.realtime
         self.sampler = DetectRate(detect_fps, decoder.rate) if detect_fps else None
+        self.luma = motion.luma if motion is not None else None
+        self.gate = MotionGate(motion, decoder.rate, self.sampler) if motion is not None else None
         self.show = show or (lambda picture: None)
         self._frames = self._generate()
         self._primed: list[PreparedFrame] = []
+
+    def _choose(self, index: int, picture: Any, pts: float | None, arrived: float | None) -> Gated:
+        """Whether this frame is inferred (and the motion seen on it)."""
+        if self.gate is not None and self.luma is not None:
+            return self.gate(index, pts, self.luma(picture), arrived)
+        if self.sampler is not None and not self.sampler.take(index, pts):
+            return Gated(False, None, "detect_fps")
+        return INFER
 
     def _generate(self) -> Iterator[PreparedFrame]:
         g: Geometry | None = None
         for index, decoded in enumerate(self.decoder.frames()):
             picture, decode_ms, pts = decoded.frame, decoded.decode_ms, decoded.pts
-            if g is not None and self.sampler is not None and not self.sampler.take(index, pts):
-                yield PreparedFrame(index=index, pts=pts, width=g.src_w, height=g.src_h, geometry=g, inputs={},
-                                    decode_ms=decode_ms, picture=self.show(picture), arrived=decoded.arrived,
-                                    inferred=False)
-                continue
             t0 = time.perf_counter()
+            choice = self._choose(index, picture, pts, decoded.arrived)
+            if g is not None and not choice.infer:
+                yield PreparedFrame(index=index, pts=pts, width=g.src_w, height=g.src_h, geometry=g, inputs={},
+                                    decode_ms=decode_ms, preprocess_ms=(time.perf_counter() - t0) * 1e3,
+                                    picture=self.show(picture), arrived=decoded.arrived, inferred=False,
+                                    motion=choice.motion, skipped_by=choice.skipped_by)
+                continue
             made = self.prepare(picture)
             pre_ms = (time.perf_counter() - t0) * 1e3
-            if self.sampler is not None and self.sampler.seen == 0:
-                self.sampler.take(index, pts)  # the first frame starts the schedule
             g = made.geometry
             yield PreparedFrame(index=index, pts=pts, width=g.src_w, height=g.src_h, geometry=g, inputs=made.inputs,
                                 decode_ms=decode_ms, preprocess_ms=pre_ms, picture=made.shown, keepalive=made.keepalive,
-                                arrived=decoded.arrived, source=made.source)
+                                arrived=decoded.arrived, source=made.source, motion=choice.motion)
 
     def prime(self) -> PreparedFrame | None:
         """Prepare the first frame now, so that a path that cannot handle the input fails at open."""

@@ -8,6 +8,7 @@ from zerocopy.decode.live import Paced
 from zerocopy.decode.opencv import OpenCVDecoder
 from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.handoff.host import HostHandoff
+from zerocopy.motion.luma import BgrLuma, PlanesLuma
 from zerocopy.paths.base import FrameStream, OpenRequest, Prepared, PreparedStream
 from zerocopy.resize.bgr import BGRResizer
 from zerocopy.resize.planes import PlaneResizer
@@ -51,7 +52,7 @@ class SoftwareFront(HostFront):
 
         decoder = PyAVDecoder.on_cpu(source, config.decode_threads, realtime=config.realtime,
                                      policy=config.live_policy, stop=req.stop)
-        return PreparedStream(decoder, prepare, detect_fps=config.detect_fps,
+        return PreparedStream(decoder, prepare, detect_fps=config.detect_fps, motion=req.motion(PlanesLuma()),
                               show=lambda frame: frame if req.keep_images else None)
 
 
@@ -67,14 +68,24 @@ class BaselineFront(HostFront):
         resizer = BGRResizer(decoder.cv2, model.width, model.height, model.spec.resize)
         (name,) = model.input_names
 
+        converted: list = []  # with --motion, the frame's picture its luma was made from (converted once)
+        small = BgrLuma()
+
+        def bgr_of(grabbed):  # the full-size conversion: preprocessing, as in the classic demo
+            return converted.pop() if converted else grabbed.bgr()
+
+        def luma(grabbed):
+            converted[:] = [grabbed.bgr()]
+            return small(converted[0])
+
         def prepare(grabbed):
-            bgr = grabbed.bgr()  # the full-size conversion: preprocessing, as in the classic demo
+            bgr = bgr_of(grabbed)
             tensor, g = resizer(bgr)
             shown = av.VideoFrame.from_ndarray(bgr, format="bgr24") if req.keep_images else None
             return Prepared(inputs={name: tensor}, geometry=g, shown=shown, source=bgr if req.keep_source else None)
 
         def show(grabbed):  # a frame --detect-fps leaves out, drawn: converted for the picture only
-            return av.VideoFrame.from_ndarray(grabbed.bgr(), format="bgr24") if req.keep_images else None
+            return av.VideoFrame.from_ndarray(bgr_of(grabbed), format="bgr24") if req.keep_images else None
 
         return PreparedStream(Paced(decoder) if req.config.realtime else decoder, prepare,
-                              detect_fps=req.config.detect_fps, show=show)
+                              detect_fps=req.config.detect_fps, show=show, motion=req.motion(luma))

@@ -8,7 +8,8 @@ coded `Reason`, so `auto` moves on to the next path and says why.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import av
 
@@ -18,6 +19,7 @@ from zerocopy.decode.vaapi import codec_label, hw_owned_support, open_vaapi
 from zerocopy.errors import PathUnavailable
 from zerocopy.frames import PreparedFrame
 from zerocopy.handoff.surface import SurfaceHandoff, va_context
+from zerocopy.motion.luma import VaapiLuma
 from zerocopy.paths.base import FrameStream, OpenRequest, Prepare, Prepared, PreparedStream
 from zerocopy.paths.host import HostFront
 from zerocopy.probe import refusals
@@ -26,6 +28,7 @@ from zerocopy.resize.planes import PlaneResizer
 from zerocopy.resize.vaapi import VaapiScaler
 from zerocopy.resize.vaapi_roi import VaapiRoiFeed
 
+T = TypeVar("T")
 VA_NIREQ = 4  # requests in flight on the VA paths unless --nireq says otherwise (sizes the surface pools)
 
 
@@ -54,6 +57,7 @@ class _VAFront:
         node = va.open_node(self.name)
         scaler = VaapiScaler(bridge, model.width, model.height, model.spec.resize, download=self.download,
                              picture=req.keep_images)
+        luma = VaapiLuma(bridge, self.name) if config.motion else None  # --motion: a second, tiny graph
         # a reconnected source decodes on the run's device too
         decoder = open_vaapi(source, node, self.name, config.realtime, config.live_policy,
                              on_reopen=lambda d: va.share(bridge, d), stop=req.stop)
@@ -65,8 +69,9 @@ class _VAFront:
                 raise PathUnavailable({self.name: Reason(
                     Code.VA_DEVICE, f"cannot decode {source} on the run's VA device: {e}")}) from None
             prepare = _adopting(bridge, va, self._scale(scaler, req))
+            motion = req.motion(_adopting(bridge, va, luma)) if luma is not None else None
             # a frame --detect-fps leaves out goes through no VPP, unless its picture is drawn (its graph makes it)
-            stream = PreparedStream(decoder, prepare, bridge=bridge, detect_fps=req.config.detect_fps,
+            stream = PreparedStream(decoder, prepare, bridge=bridge, detect_fps=req.config.detect_fps, motion=motion,
                                     show=(lambda frame: prepare(frame).shown) if req.keep_images else None)
             return bridge, stream, prime(self.name, stream, source)
 
@@ -99,8 +104,9 @@ def prime(name: str, stream: PreparedStream, source) -> PreparedFrame:
     return first
 
 
-def _adopting(bridge, va, scale: Prepare) -> Prepare:
-    """`scale` behind the adoption of the run's VA device from its first frame."""
+def _adopting(bridge, va, scale: Callable[[Any], T]) -> Callable[[Any], T]:
+    """`scale` (the model's scaler, or the motion's luma picture) behind the adoption of the run's VA device from
+    its first frame."""
 
     def prepare(frame):
         if va.device is None:
@@ -123,9 +129,9 @@ class CopyFront(_VAFront, HostFront):
         y_name, uv_name = model.input_names
 
         def scale(frame):
-            small, shown, g = scaler(frame)
-            y, uv, _ = unpack(small)
-            return Prepared(inputs={y_name: y, uv_name: uv}, geometry=g, shown=shown,
+            scaled = scaler(frame)
+            y, uv, _ = unpack(scaled.frame)
+            return Prepared(inputs={y_name: y, uv_name: uv}, geometry=scaled.geometry, shown=scaled.shown,
                             source=frame if req.keep_source else None)
 
         return scale
@@ -144,8 +150,8 @@ class ZeroCopyFront(_VAFront):
 
     def _scale(self, scaler, req: OpenRequest) -> Prepare:
         def scale(frame):
-            surface, shown, g = scaler(frame)
-            return Prepared(inputs={}, geometry=g, keepalive=surface, shown=shown,
+            scaled = scaler(frame)
+            return Prepared(inputs={}, geometry=scaled.geometry, keepalive=scaled.frame, shown=scaled.shown,
                             source=frame if req.keep_source else None)
 
         return scale

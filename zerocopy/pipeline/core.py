@@ -155,7 +155,8 @@ class Pipeline:
         config = self._own(input).of_run(self.config)
         stream = self.front.open(source, OpenRequest(model=self.model, config=config, va=self.va,
                                                      keep_images=self.keep_images, unbound=unbound, stop=self.abandon,
-                                                     keep_source=self.after.crops))
+                                                     keep_source=self.after.crops,
+                                                     busy=lambda: self.after.busy(input)))
         self.open_inputs.add(input, stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()

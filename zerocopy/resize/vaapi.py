@@ -9,6 +9,7 @@ and rebuilt when the frame size changes. Output: NV12 at the model's size, BT.60
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import NamedTuple
 
 import av
 import av.filter
@@ -41,9 +42,38 @@ def graph_chain(g: Geometry, download: bool) -> list[tuple[str, str]]:
     return chain
 
 
+def buffer_source(graph: av.filter.Graph, bridge, frame: av.VideoFrame) -> av.filter.context.FilterContext:
+    """A buffer source for VA-API frames like `frame`, with its `hw_frames_ctx` attached by the bridge.
+
+    FFmpeg refuses a hardware format at buffer init without hw_frames_ctx, and PyAV initialises on creation:
+    it is created with the software format, then the bridge switches it to VAAPI."""
+    sw = getattr(frame, "sw_format", None)
+    src = graph.add_buffer(width=frame.width, height=frame.height, format=getattr(sw, "name", sw) or "nv12",
+                           time_base=frame.time_base or Fraction(1, 25))
+    bridge.attach_hw_frames(src, frame)
+    return src
+
+
+def link_chain(graph: av.filter.Graph, head, chain: list[tuple[str, str]], pad: int = 0):
+    """The filters of `chain` (as (name, args)) added to `graph` after output `pad` of `head`; the last of them."""
+    nodes = [graph.add(name, args) if args else graph.add(name) for name, args in chain]
+    head.link_to(nodes[0], pad, 0)
+    for a, b in zip(nodes, nodes[1:], strict=False):
+        a.link_to(b)
+    return nodes[-1]
+
+
 def missing_filters(mode: ResizeMode, download: bool) -> list[str]:
     need = ["scale_vaapi"] + (["pad_vaapi"] if mode == "letterbox" else []) + (["hwdownload"] if download else [])
     return [f for f in need if f not in av.filter.filters_available]
+
+
+class Scaled(NamedTuple):
+    """What `VaapiScaler` makes of a VA-API frame."""
+
+    frame: av.VideoFrame  # the model-size NV12 frame: a VA surface, or in system memory with `download`
+    shown: av.VideoFrame | None  # the full-size downloaded picture (`picture`), else None
+    geometry: Geometry  # where the picture sits in the model input
 
 
 class VaapiScaler:
@@ -66,36 +96,23 @@ class VaapiScaler:
     def _build(self, frame: av.VideoFrame) -> None:
         g = Geometry.fit(frame.width, frame.height, self.dst_w, self.dst_h, self.mode)
         graph = av.filter.Graph()
-        # FFmpeg refuses a hardware format at buffer init without hw_frames_ctx, and PyAV initialises
-        # on creation: create it with the software format, then the bridge switches it to VAAPI.
-        sw = getattr(frame, "sw_format", None)
-        src = graph.add_buffer(width=frame.width, height=frame.height, format=getattr(sw, "name", sw) or "nv12",
-                               time_base=frame.time_base or Fraction(1, 25))
-        self.bridge.attach_hw_frames(src, frame)
+        src = buffer_source(graph, self.bridge, frame)
         head = src
         if self.picture:
             head = graph.add("split")
             src.link_to(head)
-            nodes = [graph.add(name, args) if args else graph.add(name) for name, args in PICTURE_CHAIN]
-            head.link_to(nodes[0], 1, 0)
-            for a, b in zip(nodes, nodes[1:], strict=False):
-                a.link_to(b)
-            self._picture_sink = nodes[-1]
-        nodes = [graph.add(name, args) if args else graph.add(name)
-                 for name, args in graph_chain(g, self.download)]
-        head.link_to(nodes[0])
-        for a, b in zip(nodes, nodes[1:], strict=False):
-            a.link_to(b)
+            self._picture_sink = link_chain(graph, head, PICTURE_CHAIN, pad=1)
+        sink = link_chain(graph, head, graph_chain(g, self.download))
         graph.configure()
-        self._graph, self._src, self._sink, self.geometry = graph, src, nodes[-1], g
+        self._graph, self._src, self._sink, self.geometry = graph, src, sink, g
         self._key = (frame.width, frame.height)
 
-    def __call__(self, frame: av.VideoFrame) -> tuple[av.VideoFrame, av.VideoFrame | None, Geometry]:
-        """(scaled frame, full-size downloaded picture or None, geometry)."""
+    def __call__(self, frame: av.VideoFrame) -> Scaled:
+        """The scaled frame, the full-size downloaded picture or None, and the geometry."""
         if (frame.width, frame.height) != self._key:
             self._build(frame)
         self._src.push(frame)
         out = self._sink.pull()
         shown = self._picture_sink.pull() if self._picture_sink is not None else None
         assert self.geometry is not None
-        return out, shown, self.geometry
+        return Scaled(frame=out, shown=shown, geometry=self.geometry)

@@ -22,6 +22,7 @@ class Tallies:
         self.motion_frames = 0  # frames the motion gate measured
         self.skipped = 0  # inferences the motion gate saved
         self.whole_scene = 0  # times the whole picture moved at once (an IR switch, rain on the lens)
+        self._whole = False
 
     def events(self, events: Iterable[Any]) -> int:
         """Takes a frame's events; returns how many are object events (`new`, `update`, `loiter`, `end`)."""
@@ -39,13 +40,15 @@ class Tallies:
 
     def frame(self, frame: Any) -> None:
         """A frame's motion, where the gate measured it (`PreparedFrame.motion`)."""
-        motion = getattr(frame, "motion", None)
+        motion = frame.motion
         if motion is None:
             return
         self.motion_frames += 1
-        self.motion_active = bool(getattr(motion, "moving", False))
-        self.whole_scene += bool(getattr(motion, "whole_scene_began", False))
-        self.skipped += getattr(frame, "skipped_by", None) == "motion"
+        self.motion_active = bool(motion.moving)
+        whole = bool(motion.whole_scene)
+        self.whole_scene += whole and not self._whole  # an episode counts once, when it begins
+        self._whole = whole
+        self.skipped += frame.skipped_by == "motion"
 
     def lines(self) -> dict[str, dict[str, dict[str, int]]]:
         out: dict[str, dict[str, dict[str, int]]] = {}

@@ -183,7 +183,7 @@ class VideoSink(NullSink):
             o.open(frame.width, frame.height)
         img = frame.picture.to_image()
         if self.overlay is not None:
-            self.overlay.draw(img, getattr(frame, "motion", None))
+            self.overlay.draw(img, frame.motion)
         draw_detections(img, detections, self.names, o.font)
         s = o.stream
         if img.size != (s.width, s.height) and img.width - img.width % 2 == s.width \

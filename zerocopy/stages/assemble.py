@@ -18,6 +18,7 @@ from zerocopy.roi.setup import ResolvedTask, make_stage, make_tiler
 from zerocopy.snapshots.stage import Snapshots
 from zerocopy.stages.base import Stage
 from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
+from zerocopy.stages.motion import MotionStage
 
 
 def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_input_kind: str,
@@ -26,7 +27,8 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
     reported, tracking (`track`) and what follows tracked objects: the counts in view, zones and lines (an input
     without zones or lines of its own or the run's costs them nothing). The order matters (region models run on
     the boxes kept, pictures are hidden before any output sees them, what is reported is tracked, zones and lines
-    see the tracks' ids)."""
+    see the tracks' ids), snapshots of them, and what the motion gate saw (`motion`: its `busy` makes the gate infer
+    while a tracked object moves)."""
     stages: list[Stage] = []
     tiler = make_tiler(core, detector, config, roi_input_kind, memory_type, labels.detected())
     if tiler is not None:
@@ -43,4 +45,6 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
         stages += [InputTracks(config, names), InView(names), Zones(config.zones, names), Lines(config.lines, names)]
     if config.snapshots:
         stages.append(Snapshots(names, config.snapshots, config.snapshot_interval))
+    # (always: an input may have --motion of its own; the stage reads each frame's motion, None without it)
+    stages.append(MotionStage(max_lost=config.max_lost))
     return stages

@@ -20,6 +20,7 @@ detections through them in turn (`StageChain`); it knows nothing of what any of 
   `analytics.records.Occupancy`);
 - right after, and before `end`, sees the events the stages before it made (`amend`): it may add to them
   (zones add each object's zones) and add its own that need them (a zone's `update` names the object's event);
+- may ask the motion gate for the input's next frames (`busy`, asked from the input's feeder thread);
 - sums itself up (`report()`: an object with `summary()` and `reset()`, or None).
 
 `StageBase` gives every method a default that does nothing, so a stage writes only what it does."""
@@ -102,6 +103,8 @@ class Stage(Protocol):
 
     def amend(self, events: list, input: int) -> list: ...
 
+    def busy(self, input: int) -> bool: ...
+
     def end(self, input: int) -> list: ...
 
     def release(self) -> None: ...
@@ -139,6 +142,11 @@ class StageBase:
         """The events the stages before made of this frame (or at the input's end), with what this stage adds:
         unchanged by default."""
         return events
+
+    def busy(self, input: int) -> bool:
+        """Whether this input's next frames must be inferred whatever the motion gate sees (a tracked object
+        moving): asked from the input's feeder thread, so it reads only what a frame left behind. No by default."""
+        return False
 
     def end(self, input: int) -> list:
         return []

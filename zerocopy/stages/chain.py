@@ -95,6 +95,10 @@ class StageChain:
             frame.source = None
         return Chained(detections if detections is not None else Detections.empty(), events, untimed)
 
+    def busy(self, input: int) -> bool:
+        """Whether a stage needs this input's next frames inferred whatever the motion gate sees (any thread)."""
+        return any(stage.busy(input) for stage in self.stages)
+
     def release(self) -> None:
         for stage in self.stages:
             stage.release()

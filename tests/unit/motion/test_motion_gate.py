@@ -1,0 +1,96 @@
+"""zerocopy.motion.gate: which frames are inferred with --motion, on scenes made from real photos."""
+
+from motionscenes import SOURCE, Scene
+
+from zerocopy.motion.detector import CALIBRATE_S
+from zerocopy.motion.gate import Luma, MotionGate, MotionSpec
+from zerocopy.paths.rate import DetectRate
+
+FPS = 30.0
+
+
+def gate(detect_fps=None, keepalive=10.0, busy=None) -> MotionGate:
+    spec = MotionSpec(luma=lambda frame: frame, keepalive=keepalive, busy=busy)
+    return MotionGate(spec, FPS, DetectRate(detect_fps, FPS) if detect_fps else None)
+
+
+def verdicts(g: MotionGate, scene: Scene, frames: range, pts=lambda i: i / FPS) -> list:
+    out = []
+    for i in frames:
+        picture, _ = scene.picture(i)
+        out.append((i, g(i, pts(i), Luma(picture, *SOURCE))))
+    return out
+
+
+def inferred_times(seen) -> list[float]:
+    return [i / FPS for i, v in seen if v.infer]
+
+
+def test_a_still_scene_is_inferred_while_calibrating_then_once_a_keepalive():
+    seen = verdicts(gate(keepalive=2.0), Scene(), range(round(10 * FPS)))
+    times = inferred_times(seen)
+    calibration = [t for t in times if t < CALIBRATE_S]
+    assert len(calibration) == round(CALIBRATE_S * FPS)  # every frame of the first second
+    later = [t for t in times if t >= CALIBRATE_S]
+    gaps = [b - a for a, b in zip([calibration[-1], *later], later, strict=False)]
+    assert len(later) == 4 and all(abs(g - 2.0) < 1.5 / FPS for g in gaps), later  # one every 2 s of media time
+    assert {v.skipped_by for _, v in seen if not v.infer} == {"motion"}
+
+
+def test_with_detect_fps_the_gate_picks_among_the_frames_due():
+    scene = Scene(walk=(3.0, 6.0))
+    seen = verdicts(gate(detect_fps=5), scene, range(round(10 * FPS)))
+    rate = DetectRate(5, FPS)
+    due = {i for i in range(round(10 * FPS)) if rate.take(i, i / FPS)}
+    inferred = {i for i, v in seen if v.infer}
+    assert inferred <= due
+    assert {i for i, v in seen if v.skipped_by == "detect_fps"} == set(range(round(10 * FPS))) - due
+    walking = {i for i in due if 3.3 <= i / FPS <= 5.7}
+    assert walking <= inferred  # each due frame while someone walks
+    quiet = {i for i in due if 1.5 <= i / FPS <= 2.9 or i / FPS >= 7.5}
+    assert not quiet & inferred
+    assert all(v.skipped_by == "motion" for i, v in seen if i in quiet)
+
+
+def test_motion_between_due_frames_makes_the_next_due_frame_inferred():
+    scene = Scene()
+    g = gate(detect_fps=1)
+    before = verdicts(g, scene, range(62))
+    assert [i for i, v in before if v.infer] == [0] and before[60][1].skipped_by == "motion"
+    picture, _ = scene.picture(62)
+    picture[20:60, 20:60] = 255  # a flash on a frame that is not due
+    assert g(62, 62 / FPS, Luma(picture, *SOURCE)).skipped_by == "detect_fps"
+    rest = verdicts(g, scene, range(63, 91))
+    assert [i for i, v in rest if v.infer] == [90]
+
+
+def test_busy_makes_every_due_frame_inferred():
+    busy = [False]
+    g = gate(detect_fps=5, busy=lambda: busy[0])
+    verdicts(g, Scene(), range(60))
+    assert not any(v.infer for _, v in verdicts(g, Scene(), range(60, 90)))
+    busy[0] = True
+    seen = verdicts(g, Scene(), range(90, 120))
+    assert [i for i, v in seen if v.infer] == [90, 96, 102, 108, 114]
+
+
+def test_a_gap_in_the_timestamps_calibrates_again():
+    g = gate(detect_fps=5)
+    scene = Scene()
+    verdicts(g, scene, range(90))
+    after = verdicts(g, scene, range(90, 150), pts=lambda i: i / FPS + 20.0)  # a reconnection 20 s later
+    assert g.recalibrations == 1
+    assert after[0][1].infer and after[0][1].motion.calibrating
+    assert sum(v.infer for _, v in after if v.motion.calibrating) == 5  # a second at --detect-fps 5
+    assert not any(v.infer for _, v in after[40:])
+    back = verdicts(g, scene, range(150, 160), pts=lambda i: (i - 150) / FPS)  # the stream started again
+    assert g.recalibrations == 2 and back[0][1].motion.calibrating
+
+
+def test_a_live_input_silent_for_seconds_calibrates_again():
+    g = gate()
+    picture, _ = Scene().picture(0)
+    for i in range(60):
+        g(i, i / FPS, Luma(picture, *SOURCE), arrived=100.0 + i / FPS)
+    v = g(60, 60 / FPS, Luma(picture, *SOURCE), arrived=110.0)  # timestamps carried on, the wall clock jumped
+    assert g.recalibrations == 1 and v.infer and v.motion.calibrating

@@ -1,0 +1,132 @@
+"""zerocopy.stages.motion: the motion gate's sums per camera, whether a scene is all motion, and `busy`: a tracked
+object moving, or one due to end. Fed frames as a path makes them (the detector's records) and tracked boxes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zerocopy.detections import Detections
+from zerocopy.frames import PreparedFrame
+from zerocopy.motion.detector import Motion
+from zerocopy.stages import InputInfo, Stage
+from zerocopy.stages.motion import ALL_MOTION_S, MOVING_S, MotionStage
+
+FPS = 10.0
+STILL, MOVING = Motion(), Motion(moving=True, boxes=((0.1, 0.1, 0.3, 0.4),), fraction=0.05)
+CALIBRATING, WHOLE = Motion(calibrating=True), Motion(calibrating=True, whole_scene=True, fraction=0.9)
+
+
+def frame(i: int, motion: Motion | None, inferred: bool = True, skipped_by: str | None = None,
+          preprocess_ms: float = 0.0) -> PreparedFrame:
+    return PreparedFrame(index=i, pts=i / FPS, width=640, height=360, geometry=None, inputs={}, inferred=inferred,
+                         motion=motion, skipped_by=skipped_by, preprocess_ms=preprocess_ms)
+
+
+def tracked(*boxes: tuple[int, float, float]) -> Detections:
+    """Boxes 40×80 pixels at (id, x, y) of their top-left corner."""
+    xyxy = np.array([[x, y, x + 40, y + 80] for _, x, y in boxes], np.float32).reshape(-1, 4)
+    n = len(boxes)
+    return Detections(xyxy, np.full(n, 0.9, np.float32), np.zeros(n, np.int32)).with_ids([b[0] for b in boxes])
+
+
+def begun(stage: MotionStage, index: int = 0, camera: str = "cam0") -> MotionStage:
+    stage.begin(InputInfo(index=index, source=f"{camera}.mp4", camera=camera, rate=FPS))
+    return stage
+
+
+def test_it_is_a_stage_that_sees_every_frame():
+    stage = MotionStage()
+    assert isinstance(stage, Stage) and stage.name == "motion" and stage.on_skipped and not stage.crops
+    assert stage.report() is None  # a run without --motion has no `motion` section
+
+
+
+def test_the_sums_of_a_camera():
+    stage = begun(MotionStage())
+    motions = [CALIBRATING] * 10 + [STILL] * 20 + [MOVING] * 10 + [WHOLE] * 5 + [STILL] * 5 + [CALIBRATING] * 3
+    for i, m in enumerate(motions):
+        skipped = "motion" if m is STILL and i % 2 else ("detect_fps" if i % 3 == 0 else None)
+        stage(frame(i, m, inferred=skipped is None, skipped_by=skipped, preprocess_ms=0.1), None, 0)
+    s = stage.summary()
+    assert s["frames"] == len(motions) and s["with_motion"] == 10
+    assert s["inferences_skipped"] == sum(1 for i, m in enumerate(motions) if m is STILL and i % 2)
+    assert s["calibrations"] == 3  # the start, the whole-scene change, the reset at the end
+    assert s["whole_scene"] == {"episodes": 1, "seconds": 0.5}
+    assert s["ms_per_frame"] == pytest.approx(0.1) and s["all_motion_s"] == 0.0
+    assert s["cameras"]["cam0"]["frames"] == len(motions) and s["cameras"]["cam0"]["all_motion"] is False
+    stage.reset()
+    assert stage.summary()["frames"] == 0
+    stage(frame(len(motions), STILL), None, 0)
+    assert stage.summary()["cameras"]["cam0"]["frames"] == 1  # the open input counts afresh
+
+
+def test_frames_without_motion_records_are_not_counted():
+    stage = begun(MotionStage())
+    stage(frame(0, None), Detections.empty(), 0)
+    assert stage.summary()["frames"] == 0 and not stage.active(0) and not stage.busy(0)
+
+
+def test_motion_is_active_for_a_second_after_it_was_seen():
+    stage = begun(MotionStage())
+    stage(frame(0, MOVING), None, 0)
+    assert stage.active(0)
+    for i in range(1, 10):
+        stage(frame(i, STILL), None, 0)
+    assert stage.active(0)
+    stage(frame(11, STILL), None, 0)
+    assert not stage.active(0) and not stage.active(5)
+
+
+@pytest.mark.parametrize("share,expected", [(1.0, True), (0.95, True), (0.5, False)])
+def test_a_scene_in_motion_most_of_a_minute_is_all_motion(share, expected):
+    stage = begun(MotionStage())
+    n = round(2 * ALL_MOTION_S * FPS)
+    for i in range(n):
+        stage(frame(i, MOVING if (i % 20) < share * 20 else STILL), None, 0)
+    assert stage.all_motion(0) is expected
+    seconds = stage.summary()["all_motion_s"]
+    assert (seconds > 0.5 * ALL_MOTION_S) if expected else seconds == 0.0
+    assert stage.summary()["cameras"]["cam0"]["all_motion"] is expected
+
+
+def test_a_tracked_object_moving_makes_the_input_busy_until_it_stops():
+    stage = begun(MotionStage())
+    for i in range(10):  # walking: 8 pixels a frame (a fifth of the box's height a second)
+        stage(frame(i, STILL), tracked((1, 100 + 8 * i, 100)), 0)
+        assert stage.busy(0)
+    for i in range(10, 10 + round(2 * MOVING_S * FPS) + 1):  # standing: a pixel of jitter
+        stage(frame(i, STILL), tracked((1, 172 + (i % 2), 100)), 0)
+    assert not stage.busy(0)
+    stage(frame(30, STILL, inferred=False, skipped_by="motion"), tracked((1, 300, 100)), 0)
+    assert not stage.busy(0)  # predicted boxes of frames not inferred do not count
+
+
+def test_an_object_gone_keeps_the_input_busy_until_the_frame_that_ends_it():
+    stage = begun(MotionStage(max_lost=2.0))
+    stage(frame(0, STILL), tracked((1, 100, 100), (2, 300, 100)), 0)
+    for i in range(1, 12):
+        stage(frame(i, STILL), tracked((2, 300, 100)), 0)  # 1 is gone
+        assert stage.busy(0) is (i < MOVING_S * FPS)  # both counted as moving for a second after they were new
+    for i in range(12, 21):
+        stage(frame(i, STILL, inferred=False, skipped_by="motion"), None, 0)
+    assert not stage.busy(0)  # 2.0 s unseen: not more than max_lost yet
+    stage(frame(21, STILL, inferred=False, skipped_by="motion"), None, 0)
+    assert stage.busy(0)  # 2.1 s: its `end` waits for an inferred frame
+    stage(frame(22, STILL), tracked((2, 300, 100)), 0)  # that frame: the tracking stage ended it
+    assert not stage.busy(0)
+
+
+def test_inputs_are_apart_and_a_restart_forgets_the_objects():
+    stage = begun(begun(MotionStage()), 1, "cam1")
+    stage(frame(0, STILL), tracked((1, 100, 100)), 0)
+    assert stage.busy(0) and not stage.busy(1)
+    for i in range(1, 5):
+        stage(frame(i, STILL), Detections.empty().with_ids([]), 0)
+    stage(frame(0, STILL), Detections.empty().with_ids([]), 0)  # its time went back: a new stream
+    for i in range(1, 40):
+        stage(frame(i, STILL, inferred=False, skipped_by="motion"), None, 0)
+    assert not stage.busy(0)
+    assert set(stage.summary()["cameras"]) == {"cam0", "cam1"}
+    stage.end(0)
+    assert not stage.busy(0) and stage.summary()["cameras"]["cam0"]["frames"] == 45

@@ -1,0 +1,119 @@
+"""Which frames are inferred with `--motion`: among those `--detect-fps` would take, the ones where something
+may have happened.
+
+A frame is inferred when `DetectRate` says it is due (every frame without `--detect-fps`) and at least one of:
+motion was seen on any frame since the last inferred one (this one included); the background is calibrating or
+the whole scene just changed (the detector cannot tell, so the model looks); `busy()` says a tracked object of
+the input is moving (or is due to end); `keepalive` seconds of media time passed since the last inferred frame;
+or it is the input's first frame. A frame not inferred says why: `"detect_fps"` (not due) or `"motion"` (due, and
+the gate found no reason). After a gap in the timestamps (more than `GAP_S` ahead, or back: a reconnection, a
+loop, a seek; the decoder carries timestamps on across a reconnection) or a live input that sent nothing for that
+long, the detector calibrates again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from zerocopy.analytics.geometry import Points
+from zerocopy.analytics.specs import parse_mask
+from zerocopy.config import RunConfig
+from zerocopy.decode.base import GUESSED_RATE
+from zerocopy.motion.detector import Motion, MotionDetector
+
+GAP_S = 3.0  # a jump of the timestamps (or of arrival) longer than this starts the background again
+
+
+class Luma(NamedTuple):
+    """A decoded frame's small luma picture, and the frame's own size (where masks are placed)."""
+
+    picture: np.ndarray  # uint8, full range (0 black … 255 white)
+    width: int
+    height: int
+
+
+class Gated(NamedTuple):
+    """The gate's verdict on one frame."""
+
+    infer: bool
+    motion: Motion
+    skipped_by: str | None  # None (inferred), "detect_fps" (not due) or "motion" (due, nothing happening)
+
+
+class Sampler(Protocol):
+    """Which frames may be inferred (`paths.rate.DetectRate`)."""
+
+    def take(self, index: int, pts: float | None) -> bool: ...
+
+
+def never() -> bool:
+    return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class MotionSpec:
+    """An input's motion settings, with the path's way of making a frame's luma picture (`luma(frame)`),
+    `busy()`: whether a tracked object of the input is moving (None: never), and whether the records carry the boxes
+    of what moved (`boxes`: `--draw-motion`)."""
+
+    luma: Callable[[Any], Luma]
+    threshold: int = 25
+    masks: tuple[Points, ...] = ()
+    keepalive: float = 10.0
+    busy: Callable[[], bool] | None = None
+    boxes: bool = False
+
+    @classmethod
+    def of(cls, config: RunConfig, luma: Callable[[Any], Luma],
+           busy: Callable[[], bool] | None = None) -> MotionSpec | None:
+        """From an input's settings (`RunConfig`: `motion`, `motion_threshold`, `motion_mask`,
+        `motion_keepalive`, `draw_motion`); None without `motion`."""
+        if not config.motion:
+            return None
+        return cls(luma=luma, threshold=config.motion_threshold, keepalive=config.motion_keepalive, busy=busy,
+                   masks=tuple(parse_mask(m) for m in config.motion_mask), boxes=config.draw_motion)
+
+
+class MotionGate:
+    """One input's gate (see the module): `__call__(index, pts, luma, arrived)` → `Gated`."""
+
+    def __init__(self, spec: MotionSpec, rate: float, due: Sampler | None = None):
+        self.detector = MotionDetector(spec.threshold, spec.masks, boxes=spec.boxes)
+        self.due = due  # `paths.rate.DetectRate` with --detect-fps: which frames may be inferred at all
+        self.rate = rate if rate and rate > 0 else GUESSED_RATE
+        self.keepalive = spec.keepalive
+        self.busy = spec.busy or never
+        self._seen = False  # motion since the last inferred frame
+        self._inferred: float | None = None  # the media time of the last inferred frame
+        self._last: tuple[float, float | None] | None = None  # the last frame's media time and arrival
+        self.recalibrations = 0
+
+    def _gap(self, t: float, arrived: float | None) -> bool:
+        if self._last is None:
+            return False
+        last_t, last_arrived = self._last
+        went_back = t < last_t - 0.5 / self.rate
+        away = t - last_t > GAP_S or (arrived is not None and last_arrived is not None
+                                      and arrived - last_arrived > GAP_S)
+        return went_back or away
+
+    def __call__(self, index: int, pts: float | None, luma: Luma, arrived: float | None = None) -> Gated:
+        t = pts if pts is not None else index / self.rate
+        if self._gap(t, arrived):
+            self.detector.reset()
+            self.recalibrations += 1
+            self._inferred = None
+        self._last = (t, arrived)
+        motion = self.detector(luma.picture, t, (luma.width, luma.height))
+        self._seen = self._seen or motion.moving
+        if self.due is not None and not self.due.take(index, pts):
+            return Gated(False, motion, "detect_fps")
+        if (self._seen or motion.calibrating or motion.whole_scene or self._inferred is None
+                or t - self._inferred >= self.keepalive or self.busy()):
+            self._seen, self._inferred = False, t
+            return Gated(True, motion, None)
+        return Gated(False, motion, "motion")

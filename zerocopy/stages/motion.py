@@ -1,0 +1,207 @@
+"""The motion stage (`--motion`): what the motion gate saw and did, per input, for the run report and `/metrics`,
+and the gate's `busy`: whether a tracked object of an input is moving, or due to end.
+
+It sees every frame (`on_skipped`), inferred or not, and reads `frame.motion` (the detector's `motion.Motion`; None
+when the input runs without `--motion`). Counted per camera: frames, frames with motion, inferences the gate
+skipped (`skipped_by == "motion"`), calibrations, whole-scene episodes and their seconds, and the seconds the
+scene was *all motion* (motion on at least `ALL_MOTION_SHARE` of the last `ALL_MOTION_S` seconds: rain, wind in
+trees, a flickering light: the gate then infers at `--detect-fps`, and this says so rather than staying quiet).
+
+`busy(input)` is what the gate asks before skipping a frame: True while a tracked object moved (its box's centre
+moved more than `MOVED_SHARE` of the box's size since the position it was last seen moving from) in the last
+`MOVING_S` seconds, or while an object unseen for more than `max_lost` seconds still waits for the inferred frame
+that makes its `end` (the gate would otherwise leave it open until the next keepalive). It reads two numbers a
+frame leaves behind, so a feeder thread may call it while the main thread runs the stage.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from zerocopy.detections import Detections
+from zerocopy.frames import PreparedFrame
+from zerocopy.stages.base import InputInfo, StageBase
+
+MOVED_SHARE = 0.1  # a tracked box's centre moving this share of its larger side: the object moves
+MOVING_S = 1.0  # an object counts as moving for this long after it last moved that much
+ACTIVE_S = 1.0  # an input's motion is active for this long after a frame with motion
+ALL_MOTION_S = 60.0  # the window (a time constant) over which a scene is judged all motion
+ALL_MOTION_SHARE = 0.9  # motion on this share of that window: the scene is all motion
+
+
+@dataclass(kw_only=True)
+class MotionCounts:
+    """One camera's sums (over its openings)."""
+
+    frames: int = 0
+    with_motion: int = 0
+    inferences_skipped: int = 0  # frames due at --detect-fps that the gate left out
+    calibrations: int = 0
+    whole_scene_episodes: int = 0
+    whole_scene_s: float = 0.0
+    all_motion_s: float = 0.0
+    skipped_ms: float = 0.0  # the preprocessing time of the frames not inferred: the motion stage's own cost
+    not_inferred: int = 0
+
+    def summary(self) -> dict:
+        return {"frames": self.frames, "with_motion": self.with_motion, "inferences_skipped": self.inferences_skipped,
+                "calibrations": self.calibrations,
+                "whole_scene": {"episodes": self.whole_scene_episodes, "seconds": round(self.whole_scene_s, 1)},
+                "all_motion_s": round(self.all_motion_s, 1),
+                "ms_per_frame": round(self.skipped_ms / self.not_inferred, 3) if self.not_inferred else None}
+
+    def __add__(self, other: MotionCounts) -> MotionCounts:
+        mine, theirs = asdict(self), asdict(other)
+        return MotionCounts(**{name: value + theirs[name] for name, value in mine.items()})
+
+
+@dataclass(kw_only=True)
+class _Live:
+    """An open input's state: the last frame's time and flags, and its tracked objects."""
+
+    counts: MotionCounts
+    rate: float
+    t: float | None = None
+    calibrating: bool = False
+    whole: bool = False
+    recent: float = 0.0  # time with motion, exponentially averaged over ALL_MOTION_S (from 0: see `share`)
+    watched: float = 0.0  # seconds of it seen since the input began
+    active_until: float = -math.inf
+    busy_until: float = -math.inf  # an object moved: busy until then
+    end_due: float = math.inf  # an unseen object's `end` needs an inferred frame from then on
+    anchors: dict[int, tuple[float, float]] = field(default_factory=dict)  # id → where it was last seen moving from
+    moved: dict[int, float] = field(default_factory=dict)  # id → the media time it last moved
+    last_seen: dict[int, float] = field(default_factory=dict)  # id → the media time it was last inferred at
+
+    @property
+    def share(self) -> float:
+        """The share of the recent time (about the last `ALL_MOTION_S`) with motion: the average's weight so far
+        divided out, so that it is right from the start."""
+        weight = 1.0 - math.exp(-self.watched / ALL_MOTION_S)
+        return self.recent / weight if weight > 0 else 0.0
+
+    @property
+    def all_motion(self) -> bool:
+        return self.watched >= ALL_MOTION_S and self.share >= ALL_MOTION_SHARE
+
+
+class MotionStage(StageBase):
+    """See the module. `max_lost`: the run's (`RunConfig.max_lost`): after it, an unseen object ends."""
+
+    name = "motion"
+    on_skipped = True
+
+    def __init__(self, max_lost: float = 2.0):
+        self.max_lost = max_lost
+        self._live: dict[int, _Live] = {}
+        self._cameras: dict[int, str] = {}
+        self._counts: dict[str, MotionCounts] = {}
+
+    def begin(self, input: InputInfo) -> None:
+        counts = self._counts.setdefault(input.camera, MotionCounts())
+        self._cameras[input.index] = input.camera
+        self._live[input.index] = _Live(counts=counts, rate=input.rate)
+
+    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
+            tuple[Detections | None, list]:
+        live = self._live.get(input)
+        if live is None or frame.motion is None:
+            return detections, []
+        t = frame.pts if frame.pts is not None else frame.index / live.rate
+        if live.t is not None and t < live.t - 0.5 / live.rate:  # a restarted time base: the objects are new
+            live.anchors.clear()
+            live.moved.clear()
+            live.last_seen.clear()
+            live.busy_until, live.end_due = -math.inf, math.inf
+        dt = min(1.0, max(0.0, t - live.t)) if live.t is not None else 0.0
+        live.t = t
+        self._count(live, frame, dt)
+        if frame.inferred and detections is not None and detections.tracker_id is not None:
+            self._objects(live, detections, t)
+        return detections, []
+
+    def _count(self, live: _Live, frame: PreparedFrame, dt: float) -> None:
+        m, c = frame.motion, live.counts
+        c.frames += 1
+        c.with_motion += bool(m.moving)
+        c.inferences_skipped += frame.skipped_by == "motion"
+        if not frame.inferred:
+            c.not_inferred += 1
+            c.skipped_ms += frame.preprocess_ms
+        c.calibrations += bool(m.calibrating and not live.calibrating)
+        c.whole_scene_episodes += bool(m.whole_scene and not live.whole)
+        c.whole_scene_s += dt if m.whole_scene else 0.0
+        live.calibrating, live.whole = m.calibrating, m.whole_scene
+        if m.moving:
+            live.active_until = live.t + ACTIVE_S
+        if dt > 0:
+            live.recent += (float(m.moving or m.whole_scene) - live.recent) * (1.0 - math.exp(-dt / ALL_MOTION_S))
+            live.watched += dt
+            c.all_motion_s += dt if live.all_motion else 0.0
+
+    def _objects(self, live: _Live, detections: Detections, t: float) -> None:
+        """An inferred frame's tracked boxes: which objects moved, which are gone."""
+        ids = np.asarray(detections.tracker_id)
+        boxes = np.asarray(detections.xyxy, np.float64)
+        here = set()
+        for i in np.flatnonzero(ids >= 0).tolist():
+            key = int(ids[i])
+            x1, y1, x2, y2 = boxes[i]
+            centre = ((x1 + x2) / 2, (y1 + y2) / 2)
+            anchor = live.anchors.get(key)
+            if anchor is None or math.dist(anchor, centre) > MOVED_SHARE * max(x2 - x1, y2 - y1, 1.0):
+                live.anchors[key], live.moved[key] = centre, t  # (a new object counts as moving)
+            live.last_seen[key] = t
+            here.add(key)
+        for key in [k for k, seen in live.last_seen.items() if k not in here and t - seen > self.max_lost]:
+            del live.last_seen[key]  # this inferred frame made its `end`
+            live.anchors.pop(key, None)
+            live.moved.pop(key, None)
+        # only the objects on this frame move: one gone is not (its `end` is what is waited for)
+        live.busy_until = max((live.moved[k] + MOVING_S for k in here), default=-math.inf)
+        gone = [seen for k, seen in live.last_seen.items() if k not in here]
+        live.end_due = min(gone) + self.max_lost if gone else math.inf
+
+    def busy(self, input: int) -> bool:
+        """Whether the gate of `input` should infer: a tracked object of it moves, or one is due to end."""
+        live = self._live.get(input)
+        if live is None or live.t is None:
+            return False
+        return live.t < live.busy_until or live.t > live.end_due
+
+    def active(self, input: int) -> bool:
+        """Whether `input` saw motion in the last `ACTIVE_S` seconds (a gauge: `zerocopy_motion_active`)."""
+        live = self._live.get(input)
+        return live is not None and live.t is not None and live.t < live.active_until
+
+    def all_motion(self, input: int) -> bool:
+        """Whether `input`'s scene is all motion now (see the module; a gauge)."""
+        live = self._live.get(input)
+        return live is not None and live.all_motion
+
+    def end(self, input: int) -> list:
+        self._live.pop(input, None)
+        return []
+
+    def report(self) -> MotionStage | None:
+        """Itself, once an input ran with `--motion` (a run without it has no `motion` section)."""
+        return self if any(c.frames for c in self._counts.values()) else None
+
+    def reset(self) -> None:
+        """Count afresh (the bench after its warm-up); the open inputs' states go on."""
+        for camera, counts in self._counts.items():
+            fresh = MotionCounts()
+            self._counts[camera] = fresh
+            for live in self._live.values():
+                if live.counts is counts:
+                    live.counts = fresh
+
+    def summary(self) -> dict:
+        """The sums over every camera, and per camera (with whether its scene is all motion now)."""
+        total = sum(self._counts.values(), MotionCounts())
+        now = {self._cameras[i]: self.all_motion(i) for i in self._live}
+        return {**total.summary(), "cameras": {camera: {**counts.summary(), "all_motion": now.get(camera, False)}
+                                               for camera, counts in self._counts.items()}}
