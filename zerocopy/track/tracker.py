@@ -36,6 +36,8 @@ def _byte_track():
     return ByteTrack, SvDetections
 
 
+PREDICT_S = 0.5  # `predict` moves a box for at least this long after its last inferred frame, then holds it
+
 class Tracker:
     """One input's object ids. `inferred_rate`: frames inferred per second (the stream's rate, or fewer with
     `--detect-fps`: `InputInfo.inferred_rate`); a track unseen for `max_lost` seconds is dropped by ByteTrack too
@@ -45,6 +47,9 @@ class Tracker:
         self._ByteTrack, self._SvDetections = _byte_track()
         self.lost_frames = max(1, math.ceil(max_lost * inferred_rate))
         self.buffer = min(1.0, 0.3 * max(1.0, 15.0 / inferred_rate))
+        # how far ahead `predict` moves a box: two inferred frames' worth (at least PREDICT_S), then it holds (an
+        # object that stopped moving, between the motion gate's keepalive inferences, does not drift away)
+        self.horizon = max(PREDICT_S, 2.0 / inferred_rate)
         self._next = 1  # ids stay unique within the input, across `reset()`
         self.reset()
 
@@ -129,12 +134,13 @@ class Tracker:
 
     def predict(self, t: float) -> tuple[Detections, np.ndarray]:
         """The boxes of a frame that was not inferred, at `t` seconds, and their ids: where the objects of
-        the last inferred frame are by now, at the speed they last moved."""
+        the last inferred frame are by now, at the speed they last moved (for at most `horizon` seconds)."""
         if not self._seen:
             return Detections.empty(), np.zeros(0, np.int64)
         ids = np.fromiter(self._seen, np.int64, len(self._seen))
         rows = list(self._seen.values())
-        boxes = np.stack([box + velocity * max(0.0, t - t0) for t0, box, velocity, _, _ in rows]).astype(np.float32)
+        boxes = np.stack([box + velocity * min(max(0.0, t - t0), self.horizon)
+                          for t0, box, velocity, _, _ in rows]).astype(np.float32)
         scores = np.array([r[3] for r in rows], np.float32)
         labels = np.array([r[4] for r in rows], np.int32)
         return Detections(boxes, scores, labels), ids

@@ -75,6 +75,17 @@ def test_predict_moves_the_boxes_on_at_their_last_speed():
     np.testing.assert_allclose(predicted.xyxy[0], [90 + 15, 0, 140 + 15, 50], atol=2.0)
 
 
+def test_predict_holds_a_box_after_its_horizon():
+    """Between the motion gate's keepalive inferences (10 s apart) a box that stopped is not carried off."""
+    t = Tracker(5, 2.0)
+    for i in range(4):
+        x = 30.0 * i
+        t.update(boxes((x, 0, x + 50, 50)), i / 5)
+    assert t.horizon == 0.5
+    far, _ = t.predict(3 / 5 + 10.0)
+    np.testing.assert_allclose(far.xyxy[0], [90 + 75, 0, 140 + 75, 50], atol=3.0)  # 150 px/s for 0.5 s, then held
+
+
 def test_predict_with_nothing_seen_is_empty():
     predicted, ids = Tracker(5, 2.0).predict(1.0)
     assert len(predicted) == 0 and len(ids) == 0
