@@ -68,7 +68,7 @@ class SnapshotSaved:
 
 
 @dataclass(kw_only=True)
-class _Input:
+class _Shots:
     writer: SnapshotWriter
     rate: float
     camera: str
@@ -88,7 +88,7 @@ class Snapshots(StageBase):
 
     def __init__(self, names: Sequence[str] | None, folder: str | Path, interval: float = 10.0):
         self.names, self.folder, self.interval = list(names or []), Path(folder), interval
-        self._inputs: dict[int, _Input] = {}
+        self._inputs: dict[int, _Shots] = {}
         self._writers: dict[str, SnapshotWriter] = {}
         self.has_snapshot: set[str] = set()  # event ids with a snapshot submitted (bounded: forgotten at their end)
 
@@ -98,7 +98,7 @@ class Snapshots(StageBase):
         if writer is None:
             writer = self._writers[input.camera] = SnapshotWriter(self.folder / input.camera, self._saved,
                                                                   log.warning, name=input.camera)
-        self._inputs[input.index] = _Input(writer=writer, rate=input.rate, camera=input.camera, best={}, ids={},
+        self._inputs[input.index] = _Shots(writer=writer, rate=input.rate, camera=input.camera, best={}, ids={},
                                            saved=saved)
 
     def _saved(self, w: Written) -> None:
@@ -110,7 +110,7 @@ class Snapshots(StageBase):
                 return
 
     @staticmethod
-    def _drain(st: _Input) -> list[SnapshotSaved]:
+    def _drain(st: _Shots) -> list[SnapshotSaved]:
         out = []
         while st.saved:
             out.append(st.saved.popleft())
@@ -135,7 +135,7 @@ class Snapshots(StageBase):
         return detections, self._drain(st)
 
     @staticmethod
-    def _still(st: _Input, frame: PreparedFrame) -> Still | None:
+    def _still(st: _Shots, frame: PreparedFrame) -> Still | None:
         picture = frame.picture if frame.picture is not None else frame.source
         still = Still.of(picture) if picture is not None else None
         if still is None and not st.said:
@@ -166,7 +166,7 @@ class Snapshots(StageBase):
                 self._submit(st, event_id, best, final=False)
         return out
 
-    def _maybe_submit(self, st: _Input, e: ObjectEvent) -> None:
+    def _maybe_submit(self, st: _Shots, e: ObjectEvent) -> None:
         best = st.best.get(e.tracker_id)
         if best is None or best.still is None:
             return
@@ -176,7 +176,7 @@ class Snapshots(StageBase):
         elif due:
             self._submit(st, e.id, best, final=False)
 
-    def _submit(self, st: _Input, event_id: str, best: _Best, final: bool) -> None:
+    def _submit(self, st: _Shots, event_id: str, best: _Best, final: bool) -> None:
         assert best.still is not None
         if st.writer.submit(Job(event_id=event_id, label=best.label, score=best.score, still=best.still,
                                 box=best.box, final=final)):
