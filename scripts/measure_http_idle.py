@@ -44,9 +44,10 @@ import urllib.request
 
 
 class Stub:
-    """A `StatusSource` with no camera and no broker: healthy."""
+    """A `StatusSource` with no camera, no broker and no event store: healthy."""
 
     snapshots = False
+    storage = None
 
     def cameras(self, publisher_stats=None):
         return []

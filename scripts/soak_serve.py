@@ -104,7 +104,8 @@ class Serve:
     def __init__(self, config: Path):
         self.err: collections.deque[str] = collections.deque(maxlen=200)
         self.proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "serve", str(config)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                     env={**os.environ, "STATE_DIRECTORY": str(config.parent / "state")})  # events
         threading.Thread(target=self._read, daemon=True).start()
         self.address = ""
         self.bad_scrapes: list[str] = []  # answers of /metrics that were not Prometheus text

@@ -95,6 +95,8 @@ enter() {
     "VENV=$VENV_IN" "PYTHONPYCACHEPREFIX=$PYCACHE_IN"
     "PIP_CERT=$CA_IN" "SSL_CERT_FILE=$CA_IN" "REQUESTS_CA_BUNDLE=$CA_IN"
     PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore "PIP_DEFAULT_TIMEOUT=${PIP_DEFAULT_TIMEOUT:-60}"
+    # the root has no browser (install-system-deps.sh leaves it out): the page's tests run on the host (make test)
+    ZEROCOPY_IN_VA_ROOT=1 ZEROCOPY_NO_BROWSER=1
   )
   local v
   for v in $(compgen -e); do  # what CI and the user set for the project passes through

@@ -52,7 +52,8 @@ class Serve:
         self.err: list[str] = []
         self.proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "serve", str(self.config)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, **(env or {})})
+                                     env={**os.environ, "STATE_DIRECTORY": str(tmp_path / "state"),  # its events
+                                          **(env or {})})
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self.out = ""

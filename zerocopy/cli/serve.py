@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from zerocopy.cli.options import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 from zerocopy.cli.runtime import open_publisher, stop_on_signals
+from zerocopy.publish.homeassistant import announce
 from zerocopy.redaction import masking
 from zerocopy.serve.config import ServeConfigError, load_config
 from zerocopy.serve.engine import Engine
@@ -40,7 +41,7 @@ def _serve(config, say: Callable[[str], None]) -> int:
         if config.publish is not None:
             publisher = open_publisher(config.publish.url, config.publish.ca, config.node)  # said once the port is ours
         engine = Engine(config.cameras, publisher, pictures=config.http.snapshots, say=say, node=config.node,
-                        publish_detections=bool(config.publish and config.publish.detections))
+                        publish_detections=bool(config.publish and config.publish.detections), storage=config.storage)
         server = StatusServer(config.http.listen, engine, config.http, say=say)
         try:
             server.start()
@@ -50,6 +51,11 @@ def _serve(config, say: Callable[[str], None]) -> int:
         say(server.access)
         if publisher is not None:
             say(f"publishing events to {publisher.target}")
+            if config.homeassistant is not None:  # before the cameras start: their counts come after the zeros
+                say(announce(publisher, config.cameras, config.homeassistant))
+        if config.storage is not None:
+            say(f"events kept in {config.storage.path} (files up to {config.storage.max_gb:g} GB, "
+                f"{config.storage.max_days:g} days)")
         enabled = sum(c.enabled for c in config.cameras)
         say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (one compiled model each) as node "
             f"{config.node}; status on http://{server.address}/api/cameras")

@@ -25,11 +25,13 @@ import secrets
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from zerocopy.errors import ConfigError, ZeroCopyError, clipped
 from zerocopy.names import NAME_RULE, is_name
 from zerocopy.publish.ledger import Ledger
+from zerocopy.publish.retained import Retained
 from zerocopy.publish.target import MqttTarget
 from zerocopy.redaction import mask_secrets, redact_text
 
@@ -70,6 +72,7 @@ class MqttPublisher:
         # made whose CONNECT is still unanswered
         self._attempt_since: float | None = time.monotonic()
         self._unanswered_since: float | None = None
+        self._retained = Retained(mqtt.topic_matches_sub)  # kept on the broker across connections (`retain`)
 
         client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311, clean_session=True,
                              client_id=f"zerocopy-{node}-{os.getpid()}-{secrets.token_hex(3)}")
@@ -87,6 +90,7 @@ class MqttPublisher:
         client.on_socket_open = self._on_socket_open
         client.on_connect_fail = self._on_connect_fail
         client.on_disconnect = self._on_disconnect
+        client.on_message = self._retained.on_message  # only the owned filter is subscribed
         self._client = client
         client.connect_async(target.host, target.port, keepalive=KEEPALIVE)  # resolves nothing, sends nothing
         client.loop_start()
@@ -125,6 +129,13 @@ class MqttPublisher:
                 ledger.dropped["events"] += 1
                 return
             ledger.pending["events"].append(info)
+
+    def retain(self, messages: Mapping[str, bytes | str], owned: str | None = None) -> None:
+        """Keep `messages` (topic → payload, any topic) retained on the broker: QoS 1, now and again at every
+        (re)connection, not counted in `stats()` (like `online`); `owned`: a topic filter only this publisher writes
+        under, where any other retained message is cleared at every connection. Replaces the set given before."""
+        if not self._closed:
+            self._retained.replace(messages, owned, self._client, lambda: self._connected)
 
     def detections(self, camera: str, payload: dict) -> None:
         """`payload` as JSON to PREFIX/CAMERA/detections. QoS 0 and never queued: a per-frame stream is
@@ -253,6 +264,7 @@ class MqttPublisher:
         self._connected = True
         self._connects += 1
         client.publish(self._availability, ONLINE, qos=1, retain=True)
+        self._retained.connected(client)
 
     def _on_connect_fail(self, client, userdata) -> None:
         # paho calls this inside its `except OSError:` and passes no exception: the one being handled is it

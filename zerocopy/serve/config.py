@@ -25,18 +25,21 @@ from zerocopy.config import RunConfig, default_node
 from zerocopy.errors import ConfigError, ZeroCopyError
 from zerocopy.names import NAME_RULE, is_name
 from zerocopy.postprocess import label_indices
+from zerocopy.publish.homeassistant import HomeAssistantConfig
 from zerocopy.publish.target import MqttTarget, ca_problem
 from zerocopy.redaction import redact
 from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
+from zerocopy.serve.homeassistant_config import check_homeassistant
 from zerocopy.serve.http_config import HttpConfig, check_http
 from zerocopy.serve.secrets import Filler
+from zerocopy.serve.storage_config import StorageConfig, check_storage
 from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, source_kind, url_scheme
 
 # what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
                                     "track": True}
 CAMERA_KEYS = ("url", "enabled", "publish", "loop")  # a camera's own keys, besides the run settings
-TOP_KEYS = ("node", "publish", "http", "defaults", "cameras")
+TOP_KEYS = ("node", "publish", "http", "homeassistant", "storage", "defaults", "cameras")
 PUBLISH_KEYS = ("url", "ca", "detections")
 
 
@@ -78,6 +81,8 @@ class ServeConfig:
     cameras: list[CameraConfig]
     publish: PublishConfig | None = None
     http: HttpConfig = field(default_factory=HttpConfig)
+    homeassistant: HomeAssistantConfig | None = None  # [homeassistant]: MQTT discovery (docs/homeassistant.md)
+    storage: StorageConfig | None = None  # [storage]: where events are kept (None: nowhere; a file always has one)
     node: str = ""
     path: str = ""
     # every value filled in from the environment or a file: serve masks each wherever it would show
@@ -86,7 +91,8 @@ class ServeConfig:
 
 
 RUN_SETTINGS = tuple(f.name for f in RunConfig.settings())
-CAMERA_SETTINGS = tuple(n for n in RUN_SETTINGS if n not in SERVICE_SETTINGS and n != "node")
+# set by serve too: `snapshots` is its [storage] folder's (serve/engine.py)
+CAMERA_SETTINGS = tuple(n for n in RUN_SETTINGS if n not in SERVICE_SETTINGS and n not in ("node", "snapshots"))
 
 
 def _check_settings(given: dict[str, Any], where: str, problem: Callable[[str, str], None],
@@ -101,6 +107,9 @@ def _check_settings(given: dict[str, Any], where: str, problem: Callable[[str, s
             continue
         if key == "node":
             problem(where, "node is the box's name: a top-level key, not a camera's")
+            continue
+        if key == "snapshots":
+            problem(where, "snapshots are kept in the [storage] folder: set its path there")
             continue
         if key not in RUN_SETTINGS:
             unknown_keys(where, [key], list(CAMERA_KEYS + CAMERA_SETTINGS), problem,
@@ -211,6 +220,8 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
     node = _check_node(raw.get("node"), problem)
     publish = _check_publish(table_of(raw, "publish", problem), fill, problem)
     http = check_http(table_of(raw, "http", problem), given_http, problem)
+    homeassistant = check_homeassistant(table_of(raw, "homeassistant", problem), publish is not None, problem)
+    storage = check_storage(table_of(raw, "storage", problem), env, base, problem)
     table = table_of(raw, "defaults", problem)
     defaults = _check_settings(table, "defaults", problem, fill.mask, base) if table is not None else {}
     cameras = _check_cameras(table_of(raw, "cameras", problem), given_cameras, defaults, publish is not None, fill,
@@ -219,8 +230,8 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
         problem("", "every camera has enabled = false")
     if problem.lines:
         raise ServeConfigError([fill.mask(line) for line in problem.lines])
-    return ServeConfig(cameras=cameras, publish=publish, http=http, node=node, path=name,
-                       secrets=frozenset(fill.filled))
+    return ServeConfig(cameras=cameras, publish=publish, http=http, homeassistant=homeassistant, storage=storage,
+                       node=node, path=name, secrets=frozenset(fill.filled))
 
 
 def _check_node(node: Any, problem: Callable[[str, str], None]) -> str:

@@ -8,8 +8,9 @@ one that is down at start is waited for) and, when its input ends anyway (a netw
 a failed request), is opened again by its own feeder after a back-off (`pipeline.Reopen`): the other cameras
 of its group and the compiled model go on meanwhile. A run that ends as a whole (the path refused, a bug)
 starts again after a back-off on the same detector, compiling nothing again. Every camera is tracked and
-its events go to the broker. `stop()` ends every run after the frames in flight, publishes the `end` of every
-open object, closes the publisher and then releases the compiled models.
+its events go to the broker and to the event store (`[storage]`: the engine owns it). `stop()` ends every run
+after the frames in flight, publishes and stores the `end` of every open object, closes the store and the
+publisher and then releases the compiled models.
 """
 
 from __future__ import annotations
@@ -34,10 +35,13 @@ from zerocopy.serve.cameras import Camera
 from zerocopy.serve.config import SERVICE_SETTINGS
 from zerocopy.serve.routes import Health
 from zerocopy.serve.status import CameraState, CameraStatus
+from zerocopy.serve.storage_config import StorageConfig
 from zerocopy.sinks import NullSink
 from zerocopy.sinks.drive import feed
 from zerocopy.sinks.overlay import Overlay
 from zerocopy.sinks.publish import MqttSink
+from zerocopy.sinks.store import StoreSink
+from zerocopy.store.storage import Storage
 
 RESTART_S = (1.0, 30.0)  # a run, or a camera, that ended is started again after 1 s, doubling to 30 s
 REOPEN = Reopen(*RESTART_S)
@@ -48,8 +52,10 @@ class Group:
     (started again only when it ends as a whole)."""
 
     def __init__(self, settings: dict[str, Any], cameras: list[Any], say: Callable[[str], None],
-                 node: str | None = None, models: CompiledModels | None = None, reopen: Reopen = REOPEN):
+                 node: str | None = None, models: CompiledModels | None = None, reopen: Reopen = REOPEN,
+                 storage: Storage | None = None):
         self.settings, self.configs, self.say = settings, cameras, say
+        self.storage = storage  # the engine's: every camera's object events are kept there
         self.node = node
         self.models, self.reopen = models, reopen
         self.detector = None
@@ -69,7 +75,8 @@ class Group:
 
     def _serve(self, publisher: Any, pictures: bool) -> None:
         delay = RESTART_S[0]
-        run_settings = {**self.settings, **SERVICE_SETTINGS, **({"node": self.node} if self.node else {})}
+        run_settings = {**self.settings, **SERVICE_SETTINGS, **({"node": self.node} if self.node else {}),
+                        **({"snapshots": str(self.storage.folder / "snapshots")} if self.storage is not None else {})}
         try:
             while not self.stopping.is_set():
                 try:
@@ -94,7 +101,7 @@ class Group:
                 self.detector.close()
 
     def _run(self, det: Any, publisher: Any, pictures: bool) -> None:
-        sinks: list = []
+        sinks: list = [StoreSink(self.storage)] if self.storage is not None else []
         if publisher is not None and any(c.publish for c in self.configs):
             sinks.append(PublishingCameras(
                 MqttSink(publisher, det.names or (), [c.name for c in self.cameras], detections=self.with_detections),
@@ -159,13 +166,15 @@ class Engine:
 
     def __init__(self, cameras: Sequence[Any], publisher: Any = None, pictures: bool = True,
                  say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None,
-                 models: CompiledModels | None = None, reopen: Reopen = REOPEN):
+                 models: CompiledModels | None = None, reopen: Reopen = REOPEN, storage: StorageConfig | None = None):
         self.publisher, self.say = publisher, say
+        self.storage = None if storage is None else Storage(storage.path, max_bytes=storage.max_bytes,
+                                                            max_days=storage.max_days, say=say)
         self.snapshots = pictures  # each camera keeps its last picture (latest.jpg)
         self.publish_detections = publish_detections
         self.models = models if models is not None else _service_models()
-        self.groups = [Group(settings, members, say, node, self.models, reopen) for settings, members in group_cameras(
-            [c for c in cameras if c.enabled])]
+        self.groups = [Group(settings, members, say, node, self.models, reopen, self.storage)
+                       for settings, members in group_cameras([c for c in cameras if c.enabled])]
         self._by_name = {cam.name: (cam, g) for g in self.groups for cam in g.cameras}
         self._by_url: dict[str, list[Camera]] = {}  # the real URL (secrets filled in): never shown
         for g in self.groups:
@@ -192,6 +201,8 @@ class Engine:
         for g in self.groups:
             g.stop()
         ended = all(g.join(max(0.0, deadline - time.monotonic() - 0.3)) for g in self.groups)
+        if self.storage is not None:  # the last events written (the `end` of every open object), then closed
+            self.storage.close(timeout=min(1.0, max(0.2, deadline - time.monotonic() - 0.2)))
         if self.publisher is not None:
             self.publisher.close(timeout=max(0.2, deadline - time.monotonic()))
         if ended:  # a run that did not end in time may still use a VA device: left to the process's exit

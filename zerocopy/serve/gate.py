@@ -19,10 +19,11 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 class Gate:
     """Who may ask: the Host header must name this server (`hosts`: normalised names; the address a request
     came in on is allowed too), against DNS rebinding; with a `token`, `Authorization` must carry it (bearer, or
-    basic auth with any user and the token as password). `refuse(scope)`: None, or the answer instead."""
+    basic auth with any user and the token as password), except on `open_paths` (the page's files, which hold no
+    data). `refuse(scope)`: None, or the answer instead."""
 
-    def __init__(self, hosts: set[str], token: str | None):
-        self.hosts, self.token = hosts, token
+    def __init__(self, hosts: set[str], token: str | None, open_paths: frozenset[str] = frozenset()):
+        self.hosts, self.token, self.open_paths = hosts, token, open_paths
 
     def refuse(self, scope: dict) -> Answer | None:
         headers = dict(scope["headers"])
@@ -34,7 +35,8 @@ class Gate:
         if name not in self.hosts and name != local:
             return as_json(HTTPStatus.MISDIRECTED_REQUEST, {"error": f"Host {given[:100]!r} is not served here; add "
                                                           "its name to [http] hosts"})
-        if self.token is not None and not self._authorised(headers.get(b"authorization", b"")):
+        if self.token is not None and scope.get("path") not in self.open_paths \
+                and not self._authorised(headers.get(b"authorization", b"")):
             return as_json(HTTPStatus.UNAUTHORIZED, {"error": "a token is needed: Authorization: Bearer TOKEN, or "
                                                    "basic auth with the token as password"},
                            headers=((b"www-authenticate", b'Basic realm="zerocopy", charset="UTF-8"'),))

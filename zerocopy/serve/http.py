@@ -23,9 +23,11 @@ from http import HTTPStatus
 from typing import Any
 
 from zerocopy.errors import ZeroCopyError
+from zerocopy.serve.files import send_answer
 from zerocopy.serve.gate import LOOPBACK_NAMES, Gate
 from zerocopy.serve.http_config import HttpConfig, host_name, is_loopback, parse_listen
-from zerocopy.serve.routes import StatusSource, as_json, metrics_registry, route
+from zerocopy.serve.page import PAGE_PATHS
+from zerocopy.serve.routes import Request, StatusSource, as_json, metrics_registry, route
 
 READ_TIMEOUT_S = 10.0  # from a connection's opening (or its last answer) to its next request's complete headers
 KEEP_ALIVE_S = 5.0  # a connection idle after an answer is closed after this (uvicorn's timeout_keep_alive)
@@ -39,8 +41,9 @@ SAY_EVERY_S = 60.0  # the same kind of server error is said at most once a minut
 
 
 class App:
-    """The ASGI app: GET and HEAD only; the gate first, then `route` on the thread pool. Every answer has
-    `Content-Length`, `Cache-Control: no-store` and (from the server's default headers) `nosniff`."""
+    """The ASGI app: GET and HEAD only; the gate first, then `route` on the thread pool (with the request's query
+    and headers). Every answer has `Content-Length`, `Cache-Control: no-store` (unless it says its own: the page's
+    files) and (from the server's default headers) `nosniff`."""
 
     def __init__(self, source: StatusSource, registry: Any, gate: Gate, pool: ThreadPoolExecutor,
                  requires_broker: bool = False):
@@ -58,14 +61,15 @@ class App:
         elif answer is None:
             try:
                 answer = await asyncio.get_running_loop().run_in_executor(
-                    self.pool, route, self.source, self.registry, scope["path"], self.requires_broker)
+                    self.pool, route, self.source, self.registry, scope["path"], self.requires_broker,
+                    Request.of(scope))
             except Exception as e:  # a bug must not kill the server nor print a traceback
                 answer = as_json(HTTPStatus.INTERNAL_SERVER_ERROR,
                                  {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]})
+        own_cache = any(name == b"cache-control" for name, _ in answer.headers)
         headers = [(b"content-type", answer.content_type.encode()), (b"content-length", str(len(answer.body)).encode()),
-                   (b"cache-control", b"no-store"), *answer.headers]
-        await send({"type": "http.response.start", "status": int(answer.status), "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else answer.body})
+                   *([] if own_cache else [(b"cache-control", b"no-store")]), *answer.headers]
+        await send_answer(answer, headers, method == "HEAD", send, receive, self.pool)
 
 
 def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
@@ -248,8 +252,8 @@ class StatusServer:
             raise ZeroCopyError(f"cannot listen on {self.host}:{self.port} for HTTP: {e.strerror or e}") from None
         _quiet_uvicorn()
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="zerocopy-http")
-        app = App(self.source, metrics_registry(self.source), Gate(self.hosts(), self.http.token), self._pool,
-                  self.http.health_requires_broker)
+        gate = Gate(self.hosts(), self.http.token, PAGE_PATHS)
+        app = App(self.source, metrics_registry(self.source), gate, self._pool, self.http.health_requires_broker)
         config = uvicorn.Config(app, http=_protocol_class(self.read_timeout, self.cap), ws="none", lifespan="off",
                                 interface="asgi3", log_config=None, access_log=False, proxy_headers=False,
                                 server_header=False, date_header=True, headers=[NOSNIFF],

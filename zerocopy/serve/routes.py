@@ -4,13 +4,19 @@ built at scrape time), `/api/cameras` and each camera's `latest.jpg`, all read f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from http import HTTPStatus
 from typing import Any, NamedTuple, Protocol
 
+from zerocopy.serve.answers import Answer, Request, as_json
+from zerocopy.serve.event_routes import event_answer
+from zerocopy.serve.page import PAGE_PATHS, page_answer
 from zerocopy.serve.status import STATES, CameraStatus
 from zerocopy.serve.tallies import analytics_metrics
+from zerocopy.store.metrics import storage_metrics
+from zerocopy.store.storage import Storage
+
+__all__ = ["Answer", "Health", "HealthAnswer", "Request", "StatusSource", "as_json", "health", "route"]
 
 BEHIND = 100  # messages waiting for a connected broker from which /health is "degraded" (fewer: awaiting its ack)
 
@@ -29,21 +35,14 @@ class HealthAnswer(NamedTuple):
     value: dict[str, Any]  # what it says (`as_json`'s value): status ("ok", "degraded", "unhealthy"), reason, broker
 
 
-class Answer(NamedTuple):
-    """An HTTP answer (`route`, `as_json`, `Gate.refuse`)."""
-
-    status: int
-    content_type: str
-    body: bytes
-    headers: tuple[tuple[bytes, bytes], ...] = ()  # besides Content-Type, Content-Length and Cache-Control
-
-
 class StatusSource(Protocol):
     """What the server reads (the engine). `snapshots`: whether cameras keep a picture for latest.jpg.
     `cameras(stats)` takes `publisher_stats()` when the caller has read it already, else reads it.
-    `model_compiles()`: how many times each model was compiled since the start."""
+    `model_compiles()`: how many times each model was compiled since the start. `storage`: where events are kept
+    (None: nowhere; `/api/events` answers 404)."""
 
     snapshots: bool
+    storage: Storage | None
 
     def model_compiles(self) -> dict[str, int]: ...
     def cameras(self, publisher_stats: dict | None = None) -> list[CameraStatus]: ...
@@ -103,6 +102,8 @@ class ServeCollector:
                 fam["state"].add_metric([s.name, state], 1.0 if s.state == state else 0.0)
         yield from fam.values()
         yield from analytics_metrics(statuses)
+        if self.source.storage is not None:
+            yield from storage_metrics(self.source.storage.stats())
         compiles = CounterMetricFamily("zerocopy_model_compiles", "times a model was compiled since the start (once "
                                        "per model and device while cameras come and go)", labels=["model"])
         for model, n in sorted(self.source.model_compiles().items()):
@@ -156,8 +157,11 @@ def health(source: StatusSource, requires_broker: bool = False) -> HealthAnswer:
     return HealthAnswer(HTTPStatus.OK, {"status": "ok", "reason": why, "broker": broker})
 
 
-def route(source: StatusSource, registry: Any, path: str, requires_broker: bool = False) -> Answer:
-    """The answer to a GET of `path` (already percent-decoded)."""
+def route(source: StatusSource, registry: Any, path: str, requires_broker: bool = False,
+          request: Request | None = None) -> Answer:
+    """The answer to a GET of `path` (already percent-decoded); `request`: its query and headers."""
+    if path in PAGE_PATHS:  # the page (serve/page/): its own files
+        return page_answer(path, (request or Request()).headers.get("if-none-match"))
     if path == "/health":
         answer = health(source, requires_broker)
         return as_json(answer.status, answer.value)
@@ -168,6 +172,8 @@ def route(source: StatusSource, registry: Any, path: str, requires_broker: bool 
     if path in ("/api/cameras", "/api/cameras/"):
         return as_json(HTTPStatus.OK, [s.to_json() for s in source.cameras()])
     parts = path.strip("/").split("/")
+    if parts[:2] == ["api", "events"]:
+        return event_answer(source.storage, parts[2:], request or Request())
     if len(parts) in (3, 4) and parts[:2] == ["api", "cameras"]:
         name = parts[2]
         found = [s for s in source.cameras() if s.name == name]
@@ -183,8 +189,4 @@ def route(source: StatusSource, registry: Any, path: str, requires_broker: bool 
                 return as_json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} {why}"})
             return Answer(HTTPStatus.OK, "image/jpeg", jpeg)
     return as_json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "
-                                        "/api/cameras/NAME/latest.jpg"})
-
-
-def as_json(status: int, value: Any, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Answer:
-    return Answer(status, "application/json", (json.dumps(value) + "\n").encode(), headers)
+                                        "/api/cameras/NAME/latest.jpg, /api/events"})

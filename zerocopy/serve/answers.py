@@ -1,0 +1,60 @@
+"""What the HTTP side's routes read of a request (`Request`) and give back (`Answer`, whose body is bytes or a part
+of an open file, `FilePart`, sent in chunks: `files.send_part`)."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, NamedTuple
+from urllib.parse import parse_qs
+
+
+class FilePart:
+    """`length` bytes of the open file `fd` from `start`: an answer's body, read a chunk at a time on the server's
+    pool. Owns `fd`: `close()` (the server's, once the answer is sent or dropped)."""
+
+    def __init__(self, fd: int, start: int, length: int):
+        self.fd, self.start, self.length = fd, start, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def read(self, offset: int, size: int) -> bytes:
+        """Up to `size` bytes from `offset` within the part; `OSError` if the file ends before the part does."""
+        data = os.pread(self.fd, min(size, self.length - offset), self.start + offset)
+        if not data and offset < self.length:
+            raise OSError(f"the file ended {self.length - offset} byte(s) early")
+        return data
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+class Answer(NamedTuple):
+    """An HTTP answer (`route`, `as_json`, `Gate.refuse`, `files.file_answer`)."""
+
+    status: int
+    content_type: str
+    body: bytes | FilePart
+    headers: tuple[tuple[bytes, bytes], ...] = ()  # besides Content-Type, Content-Length and Cache-Control
+
+
+class Request(NamedTuple):
+    """What a route reads of a request besides its path: the query (name → every value given, percent-decoded) and
+    the headers (lower-case names; the last of a repeated one)."""
+
+    query: dict[str, list[str]] = {}  # noqa: RUF012 (a NamedTuple's default: never changed)
+    headers: dict[str, str] = {}  # noqa: RUF012
+
+    @classmethod
+    def of(cls, scope: dict) -> Request:
+        """From an ASGI request's scope."""
+        query = parse_qs(bytes(scope.get("query_string", b"")).decode("utf-8", "replace"), keep_blank_values=True)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
+        return cls(query, headers)
+
+
+def as_json(status: int, value: Any, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Answer:
+    return Answer(status, "application/json", (json.dumps(value) + "\n").encode(), headers)

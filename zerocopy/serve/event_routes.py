@@ -1,0 +1,77 @@
+"""`/api/events` (the stored events, newest first, filtered by `camera`, `label`, `zone`, `after`, `before`,
+`limit`), `/api/events/ID` and each event's files: `snapshot.jpg`, `thumbnail.jpg`, `clip.mp4` (with range
+requests: `files.file_answer`). A bad filter is a 400 naming it; an unknown or expired event a 404; a store that
+could not be opened a 503 saying why. All JSON."""
+
+from __future__ import annotations
+
+import math
+from http import HTTPStatus
+from typing import Any
+
+from zerocopy.serve.answers import Answer, Request, as_json
+from zerocopy.serve.files import file_answer
+from zerocopy.store.events import MAX_LIMIT, StoreUnavailable
+from zerocopy.store.storage import Storage
+
+FILTERS = ("camera", "label", "zone", "after", "before", "limit")
+FILES = {"snapshot.jpg": ("snapshot", "image/jpeg"), "thumbnail.jpg": ("thumbnail", "image/jpeg"),
+         "clip.mp4": ("clip", "video/mp4")}
+
+
+class BadFilter(ValueError):
+    """A filter of `/api/events` that cannot be used (its message names it)."""
+
+
+def event_answer(storage: Storage | None, rest: list[str], request: Request) -> Answer:
+    """The answer to `/api/events` followed by `rest` (the path's parts after it)."""
+    if storage is None:
+        return as_json(HTTPStatus.NOT_FOUND, {"error": "events are not kept here (no event store)"})
+    if len(rest) > 2 or (len(rest) == 2 and rest[1] not in FILES):
+        return as_json(HTTPStatus.NOT_FOUND, {"error": "not found; an event's files are /api/events/ID/" +
+                                              ", ".join(FILES)})
+    try:
+        if not rest:
+            return as_json(HTTPStatus.OK, [e.to_json() for e in storage.store.query(**event_filters(request.query))])
+        event = storage.store.get(rest[0])
+    except BadFilter as e:
+        return as_json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+    except StoreUnavailable as e:
+        return as_json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(e)})
+    if event is None:
+        return as_json(HTTPStatus.NOT_FOUND, {"error": f"no event {rest[0]!r} (unknown, or removed by retention)"})
+    if len(rest) == 1:
+        return as_json(HTTPStatus.OK, event.to_json())
+    kind, content_type = FILES[rest[1]]
+    path = {"snapshot": event.snapshot, "thumbnail": event.thumbnail, "clip": event.clip}[kind]
+    if path is None:
+        return as_json(HTTPStatus.NOT_FOUND, {"error": f"event {event.id!r} has no {kind}"})
+    return file_answer(path, content_type, request.headers.get("range"))
+
+
+def event_filters(query: dict[str, list[str]]) -> dict[str, Any]:
+    """`/api/events`' query → `EventStore.query`'s keywords; `BadFilter` naming the first bad one (an unknown or
+    repeated name, a time that is not a number, a limit that is not a whole number from 1 to `MAX_LIMIT`)."""
+    filters: dict[str, Any] = {}
+    for name, values in query.items():
+        if name not in FILTERS:
+            raise BadFilter(f"unknown filter {name!r}; /api/events takes {', '.join(FILTERS)}")
+        if len(values) != 1:
+            raise BadFilter(f"{name} is given {len(values)} times; give it once")
+        value = values[0].strip()
+        if name in ("camera", "label", "zone"):
+            if not value:
+                raise BadFilter(f"{name} is empty; leave it out to have every {name}")
+            filters[name] = value
+        elif name == "limit":
+            if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_LIMIT:
+                raise BadFilter(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {value[:40]!r}")
+            filters[name] = int(value)
+        else:
+            try:
+                filters[name] = float(value)
+            except ValueError:
+                filters[name] = math.nan
+            if not math.isfinite(filters[name]):
+                raise BadFilter(f"{name} must be a Unix time in seconds (e.g. 1795543378.5), not {value[:40]!r}")
+    return filters

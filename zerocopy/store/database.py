@@ -1,0 +1,148 @@
+"""One SQLite file in WAL mode for threads that write and threads that read (`Database`): one writing connection
+under a lock, reading connections from a small pool (a read never waits for a write, nor a write for a read). A
+file that cannot be opened or read (not a database, damaged, unreadable) is moved aside to `NAME.corrupt-TIME`
+(with its `-wal` and `-shm`) with one line said, and a new one is made; when even that fails the database is
+`unavailable` (its `reason` says why), said once, and every use of it raises `StoreUnavailable`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from zerocopy.errors import ZeroCopyError
+
+BUSY_TIMEOUT_S = 5.0  # how long a connection waits for another's lock (another process on the same file)
+BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED: in use elsewhere, not damaged: never moved aside
+
+
+class StoreUnavailable(ZeroCopyError):
+    """The event store could not be opened (its reason), or is closed."""
+
+
+class Database:
+    """`path` opened (made if missing) with `schema` (SQL run at every opening: `CREATE … IF NOT EXISTS`).
+    `writing()` gives the writing connection inside a transaction (`BEGIN IMMEDIATE` … `COMMIT`, rolled back on an
+    error); `reading()` a reading connection. `say`: where a database moved aside is said."""
+
+    def __init__(self, path: str | Path, schema: str, say: Callable[[str], None],
+                 clock: Callable[[], float] = time.time):
+        self.path, self.schema, self.say = Path(path), schema, say
+        self.reason: str | None = None  # why it is unavailable
+        self._write_lock = threading.Lock()
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._closed = False
+        self._writer = self._open(clock)
+
+    @property
+    def available(self) -> bool:
+        return self._writer is not None and not self._closed
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA synchronous = NORMAL")  # WAL: a commit is not lost on a crash of the process
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _first(self) -> sqlite3.Connection:
+        """The writing connection, the file checked (`quick_check`) and the schema made."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._connect()
+        try:
+            if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+                raise sqlite3.DatabaseError("it cannot be put in WAL mode")
+            verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+            if verdict != "ok":
+                raise sqlite3.DatabaseError(f"damaged ({verdict})")
+            conn.executescript(self.schema)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _open(self, clock: Callable[[], float]) -> sqlite3.Connection | None:
+        try:
+            return self._first()
+        except (sqlite3.Error, OSError) as e:
+            why = _why(e)
+            if getattr(e, "sqlite_errorcode", None) in BUSY_CODES:
+                return self._unavailable(f"{self.path} is in use by another process ({why})")
+            if isinstance(e, OSError) or not self.path.exists():  # the folder: nothing to move aside
+                return self._unavailable(f"cannot make {self.path}: {why}")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{int(clock())}")
+        try:
+            for suffix in ("-wal", "-shm", ""):
+                if Path(f"{self.path}{suffix}").exists():
+                    os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
+        except OSError as e:
+            return self._unavailable(f"{self.path} cannot be read ({why}) nor moved aside ({_why(e)})")
+        self.say(f"events: {self.path} cannot be read ({why}); moved aside to {aside.name}, a new one started")
+        try:
+            return self._first()
+        except (sqlite3.Error, OSError) as e:
+            return self._unavailable(f"cannot make {self.path}: {_why(e)}")
+
+    def _unavailable(self, reason: str) -> None:
+        self.reason = reason
+        self.say(f"events: not kept: {reason}; detection goes on")
+        return None
+
+    def _check(self) -> None:
+        if self._closed:
+            raise StoreUnavailable("the event store is closed")
+        if self._writer is None:
+            raise StoreUnavailable(f"the event store is not available: {self.reason}")
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[sqlite3.Connection]:
+        with self._write_lock:
+            self._check()
+            assert self._writer is not None
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        self._check()
+        with self._pool_lock:
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._connect()
+        try:
+            yield conn
+        finally:
+            with self._pool_lock:
+                if self._closed:
+                    conn.close()
+                else:
+                    self._idle.append(conn)
+
+    def size(self) -> int:
+        """Bytes of the file and its write-ahead log."""
+        return sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+
+    def close(self) -> None:
+        with self._write_lock, self._pool_lock:
+            self._closed = True
+            for conn in [*self._idle, *([self._writer] if self._writer is not None else [])]:
+                conn.close()
+            self._idle.clear()
+
+
+def _why(e: BaseException) -> str:
+    return (getattr(e, "strerror", None) or str(e) or type(e).__name__).splitlines()[0][:200]
