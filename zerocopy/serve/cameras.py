@@ -55,6 +55,7 @@ class Camera:
         self._opened = False  # it has opened once: opening it again is a reconnection
         self.tallies = Tallies()  # its zones', lines' and motion gate's figures
         self.overlay: Overlay | None = None  # its zones and lines, drawn on latest.jpg (set by the engine)
+        self.recording: Callable[[], Any] | None = None  # its recording's figures now (set by the engine)
 
     def began(self, damage: Callable[[], Any], path: str | None) -> None:
         """The camera's input opened (`InputBegin`) on `path`, its `DamageReport` read live from `damage`. Every
@@ -134,6 +135,7 @@ class Camera:
 
     def status(self, events_dropped: int = 0) -> CameraStatus:
         """Every figure now; `events_dropped` is the publisher's (one count for the box, read once by the caller)."""
+        recording = self.recording() if self.recording is not None else None  # (outside the camera's lock)
         with self.lock:  # the open input's figures and those of the ended ones, never both for one input
             damage = self.damage()
             live = damage.live_report if damage is not None else None
@@ -149,7 +151,8 @@ class Camera:
                 dropped_frames=self._past_dropped + (
                     (damage.packets_failed + damage.corrupt_frames) if damage is not None else 0),
                 events=self.events, events_dropped=events_dropped,
-                last_frame_time=self.last_frame_time, error=self.error, analytics=self.tallies.to_json())
+                last_frame_time=self.last_frame_time, error=self.error, analytics={**self.tallies.to_json(),
+                                                                                      "recording": recording})
 
     def latest_jpeg(self, names: Sequence[str]) -> bytes | None:
         """The last frame with its boxes drawn, as JPEG bytes: encoded once per frame, when first asked for (from

@@ -31,6 +31,7 @@ from zerocopy.redaction import redact
 from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
 from zerocopy.serve.homeassistant_config import check_homeassistant
 from zerocopy.serve.http_config import HttpConfig, check_http
+from zerocopy.serve.record_config import RECORD_KEYS, RecordConfig, check_record
 from zerocopy.serve.secrets import Filler
 from zerocopy.serve.storage_config import StorageConfig, check_storage
 from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, source_kind, url_scheme
@@ -38,7 +39,8 @@ from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, source_kind, url_s
 # what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
                                     "track": True}
-CAMERA_KEYS = ("url", "enabled", "publish", "loop")  # a camera's own keys, besides the run settings
+# a camera's own keys, besides the run settings
+CAMERA_KEYS = ("url", "enabled", "publish", "loop", *RECORD_KEYS)
 TOP_KEYS = ("node", "publish", "http", "homeassistant", "storage", "defaults", "cameras")
 PUBLISH_KEYS = ("url", "ca", "detections")
 
@@ -63,6 +65,7 @@ class CameraConfig:
     enabled: bool = True
     publish: bool = True
     loop: bool = False  # a file played as a camera, for trying serve: from its start again at its end, paced as live
+    record: RecordConfig = field(default_factory=RecordConfig)  # its clips (serve/record_config.py)
 
     @property
     def source(self) -> str:
@@ -225,7 +228,7 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
     table = table_of(raw, "defaults", problem)
     defaults = _check_settings(table, "defaults", problem, fill.mask, base) if table is not None else {}
     cameras = _check_cameras(table_of(raw, "cameras", problem), given_cameras, defaults, publish is not None, fill,
-                             problem)
+                             problem, storage is not None)
     if cameras and not any(c.enabled for c in cameras) and not problem.lines:
         problem("", "every camera has enabled = false")
     if problem.lines:
@@ -270,7 +273,7 @@ def _check_publish(table: dict | None, fill: Filler, problem: Callable[[str, str
 
 
 def _check_cameras(table: dict | None, given: dict[str, dict], defaults: dict[str, Any], broker: bool, fill: Filler,
-                   problem: Problems) -> list[CameraConfig]:
+                   problem: Problems, storage: bool = False) -> list[CameraConfig]:
     """The [cameras.NAME] tables (filled in; `given`: as written, to tell a url left out because its secret could
     not be filled in from one missing), each over `defaults`; `broker`: whether there is a [publish] table."""
     unfilled = {name: set(cam) - set((table or {}).get(name, {})) for name, cam in given.items()}
@@ -278,14 +281,15 @@ def _check_cameras(table: dict | None, given: dict[str, dict], defaults: dict[st
         problem("", "no camera: add at least one [cameras.NAME] table with its url")
     cameras = []
     for cam_name, cam in (table or {}).items():
-        camera = _check_camera(cam_name, cam, defaults, broker, "url" in unfilled.get(cam_name, ()), fill, problem)
+        camera = _check_camera(cam_name, cam, defaults, broker, "url" in unfilled.get(cam_name, ()), fill, problem,
+                               storage)
         if camera is not None:
             cameras.append(camera)
     return cameras
 
 
 def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: bool, url_unfilled: bool,
-                  fill: Filler, problem: Problems) -> CameraConfig | None:
+                  fill: Filler, problem: Problems, storage: bool = False) -> CameraConfig | None:
     """One camera's table checked (None: it has no usable url, or is no table)."""
     where = f"cameras.{cam_name}"
     if not is_name(cam_name):
@@ -321,5 +325,6 @@ def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: boo
         url = str(fill.base / os.path.expanduser(url))
         if not Path(url).is_file():
             problem(where, f"url: {redact(url)!r}: no such file")
+    record = check_record(cam, where, problem, storage, lambda u: _check_url(u, where, problem, loop))
     return CameraConfig(name=cam_name, url=url, settings=settings, enabled=enabled, publish=publishes and broker,
-                        loop=loop)
+                        loop=loop, record=record)

@@ -33,6 +33,7 @@ from zerocopy.pipeline.parallel import Reopen
 from zerocopy.redaction import redact_text
 from zerocopy.serve.cameras import Camera
 from zerocopy.serve.config import SERVICE_SETTINGS
+from zerocopy.serve.recording import Recordings
 from zerocopy.serve.routes import Health
 from zerocopy.serve.status import CameraState, CameraStatus
 from zerocopy.serve.storage_config import StorageConfig
@@ -56,6 +57,7 @@ class Group:
                  storage: Storage | None = None):
         self.settings, self.configs, self.say = settings, cameras, say
         self.storage = storage  # the engine's: every camera's object events are kept there
+        self.recordings: Recordings | None = None  # the engine's: each camera's clips (set by the engine)
         self.node = node
         self.models, self.reopen = models, reopen
         self.detector = None
@@ -102,6 +104,8 @@ class Group:
 
     def _run(self, det: Any, publisher: Any, pictures: bool) -> None:
         sinks: list = [StoreSink(self.storage)] if self.storage is not None else []
+        if self.recordings is not None:  # after the store: a clip is attached to its object's row
+            sinks.append(self.recordings.sink([c.name for c in self.configs]))
         if publisher is not None and any(c.publish for c in self.configs):
             sinks.append(PublishingCameras(
                 MqttSink(publisher, det.names or (), [c.name for c in self.cameras], detections=self.with_detections),
@@ -175,6 +179,11 @@ class Engine:
         self.models = models if models is not None else _service_models()
         self.groups = [Group(settings, members, say, node, self.models, reopen, self.storage)
                        for settings, members in group_cameras([c for c in cameras if c.enabled])]
+        self.recordings = Recordings(cameras, self.storage, say) if self.storage is not None else None
+        for g in self.groups:
+            g.recordings = self.recordings
+            for cam in g.cameras:  # its recording's figures in /api/cameras
+                cam.recording = (lambda name=cam.name: self.recordings.status(name)) if self.recordings else None
         self._by_name = {cam.name: (cam, g) for g in self.groups for cam in g.cameras}
         self._by_url: dict[str, list[Camera]] = {}  # the real URL (secrets filled in): never shown
         for g in self.groups:
@@ -184,6 +193,8 @@ class Engine:
 
     def start(self) -> None:
         self._unwatch = watch_open_failures(self._open_failed)
+        if self.recordings is not None:
+            self.recordings.start()
         for g in self.groups:
             g.start(self.publisher, self.snapshots, self.publish_detections)
 
@@ -201,6 +212,8 @@ class Engine:
         for g in self.groups:
             g.stop()
         ended = all(g.join(max(0.0, deadline - time.monotonic() - 0.3)) for g in self.groups)
+        if self.recordings is not None:  # the clips of the last `end` events, written before the store closes
+            self.recordings.close(timeout=min(0.5, max(0.1, deadline - time.monotonic() - 0.5)))
         if self.storage is not None:  # the last events written (the `end` of every open object), then closed
             self.storage.close(timeout=min(1.0, max(0.2, deadline - time.monotonic() - 0.2)))
         if self.publisher is not None:

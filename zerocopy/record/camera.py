@@ -1,0 +1,80 @@
+"""One camera's recording for serve: its ring, the `Recorder` that fills it from `record_url`, and the
+`ClipWriter` that cuts its events' clips out of it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from zerocopy.decode.live import LivePolicy
+from zerocopy.record.reader import RECORD_POLICY, Recorder
+from zerocopy.record.ring import PacketRing
+from zerocopy.record.writer import MIN_FREE_BYTES, ClipWriter, OnDone
+
+DEFAULT_BUFFER_MB = 64  # a 4 Mbit/s main stream: about two minutes
+DEFAULT_PRE_S = DEFAULT_POST_S = 5.0
+
+
+def clips_folder(storage: str | Path, camera: str) -> Path:
+    """Where a camera's clips go: `<storage>/clips/<camera>`."""
+    return Path(storage) / "clips" / camera
+
+
+def scale_box(box: Sequence[float], detected: tuple[int, int], recorded: tuple[int, int]) -> tuple[float, ...]:
+    """A box `(x1, y1, x2, y2)` in the pixels of the detect stream (`detected`: width, height) in those of the
+    record stream (`recorded`), the two streams showing the same picture at two sizes."""
+    sx, sy = recorded[0] / detected[0], recorded[1] / detected[1]
+    x1, y1, x2, y2 = box
+    return (x1 * sx, y1 * sy, x2 * sx, y2 * sy)
+
+
+class CameraRecording:
+    """`record_url` kept in a ring of `buffer_bytes`, and clips of `pre_s` before to `post_s` after an object,
+    written under `clips_folder(storage, camera)`. `start()`, then `request(...)` at each object's end, `status()`
+    any time, `close()` at the end; nothing raises into the caller's thread once started."""
+
+    def __init__(self, camera: str, record_url: str, storage: str | Path, say: Callable[[str], None], *,
+                 shown: str | None = None, loop: bool = False, pre_s: float = DEFAULT_PRE_S,
+                 post_s: float = DEFAULT_POST_S, buffer_bytes: int = DEFAULT_BUFFER_MB * 2**20,
+                 min_free_bytes: int = MIN_FREE_BYTES, policy: LivePolicy = RECORD_POLICY):
+        self.camera = camera
+        self.ring = PacketRing(buffer_bytes)
+        self.recorder = Recorder(record_url, self.ring, say, camera=camera, shown=shown, loop=loop, policy=policy)
+        self.writer = ClipWriter(self.ring, clips_folder(storage, camera), say, camera=camera, pre_s=pre_s,
+                                 post_s=post_s, recording=lambda: self.recorder.recording,
+                                 min_free_bytes=min_free_bytes)
+
+    def start(self) -> None:
+        self.recorder.start()
+        self.writer.start()
+
+    def request(self, event_id: str, first_seen_wall: float, last_seen_wall: float, on_done: OnDone) -> None:
+        """The clip of an object seen from `first_seen_wall` to `last_seen_wall` (an `end` event's `start_time` and
+        `end_time`); `on_done(event_id, ClipResult or None)` later, on the writer's thread."""
+        self.writer.request(event_id, first_seen_wall, last_seen_wall, on_done)
+
+    def busy_paths(self) -> set[Path]:
+        return self.writer.busy_paths()
+
+    @property
+    def disk_full(self) -> bool:
+        return self.writer.disk_full
+
+    def close(self, timeout: float = 1.0) -> bool:
+        """Stop reading, write the clips queued with what the ring holds (at most `timeout` s); True if both
+        threads ended in time."""
+        read = self.recorder.close()
+        return self.writer.close(timeout) and read
+
+    def status(self) -> dict[str, Any]:
+        """For /api/cameras (`recording`) and /metrics."""
+        recorder = self.recorder.status()
+        held = self.ring.stats()
+        return {"state": recorder.state, "recording": recorder.recording, "error": recorder.error,
+                "codec": recorder.codec, "width": recorder.width, "height": recorder.height,
+                "reconnects": recorder.reconnects, "buffer_bytes": held["bytes"], "buffer_seconds": held["seconds"],
+                "buffer_packets": held["packets"], "buffer_limit_bytes": self.ring.max_bytes,
+                "clips_written": self.writer.written, "clips_failed": self.writer.failed,
+                "clips_pending": self.writer.pending(), "disk_full": self.writer.disk_full,
+                "clip_error": self.writer.last_error}

@@ -1,0 +1,87 @@
+"""An event's clip: the ring's packets of one segment, from a keyframe, remuxed into an MP4 without decoding.
+
+The MP4 has its index first (`movflags=+faststart`): a browser plays it as it downloads and seeks with byte
+ranges. Its timestamps are rebased so that its first picture is at 0. It is written under a temporary name
+beside its place (`sinks.files.Staged`) and renamed into place once whole, so a half-written clip is never
+served. The stream is made from the segment's parameters (`add_mux_stream`): its parameter sets are taken from
+the first keyframe (the ring keeps H.264/HEVC in Annex B, the parameter sets before each keyframe; those a
+camera sent apart are put before the clip's first packet).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import av
+
+from zerocopy.errors import ZeroCopyError
+from zerocopy.record.ring import PacketRing, Window
+from zerocopy.sinks.files import Staged
+
+MP4_OPTIONS = {"movflags": "+faststart"}
+
+
+class ClipError(ZeroCopyError):
+    """A clip could not be made of the ring's packets (a codec MP4 cannot hold, FFmpeg refused a packet)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClipResult:
+    """What `write_clip` wrote."""
+
+    path: Path
+    seconds: float  # from its first picture to the end of its last
+    bytes: int
+    packets: int
+    first_wall: float  # the arrival (Unix time) of its first packet and its last
+    last_wall: float
+    cut_at_gap: bool  # it stops (or starts) at a gap in the recording (a reconnection): the rest was never recorded
+    late_start: bool  # the ring no longer held the start asked for (or recording began after it)
+    early_end: bool  # the record stream had not reached the end asked for when it was written
+
+
+def write_clip(ring: PacketRing, first_seen_wall: float, last_seen_wall: float, pre_s: float, post_s: float,
+               path: str | Path) -> ClipResult:
+    """The clip of an object seen from `first_seen_wall` to `last_seen_wall` (Unix times), `pre_s` seconds before
+    (from the keyframe at or before) to `post_s` after, within one segment of `ring`, written to `path`.
+    Raises `ring.NoFootage` (nothing of that time held), `ClipError`, or `OSError` (a full disk: nothing is left
+    at `path` or under the temporary name)."""
+    return remux(ring.window(first_seen_wall, last_seen_wall, pre_s, post_s), path)
+
+
+def remux(window: Window, path: str | Path) -> ClipResult:
+    """`window`'s packets into an MP4 at `path` (by a temporary name, renamed once whole)."""
+    params, packets = window.params, window.packets
+    staged = Staged(path)
+    base = packets[0].pts
+    try:
+        with av.open(staged.ffmpeg_name(), "w", format="mp4", options=dict(MP4_OPTIONS)) as out:
+            try:
+                stream = out.add_mux_stream(params.codec, rate=params.rate, width=params.width, height=params.height,
+                                            time_base=params.time_base)
+            except ValueError as e:  # a codec MP4 cannot hold
+                raise ClipError(f"cannot make an MP4 clip of {params.codec} video: {e}") from None
+            for i, kept in enumerate(packets):
+                data = params.extradata + kept.data if i == 0 and params.extradata else kept.data
+                packet = av.Packet(data)
+                packet.pts, packet.dts = kept.pts - base, kept.dts - base
+                packet.duration, packet.is_keyframe = kept.duration, kept.keyframe
+                packet.time_base = params.time_base
+                packet.stream = stream
+                out.mux(packet)
+    except OSError:
+        staged.discard()
+        raise
+    except av.FFmpegError as e:
+        staged.discard()
+        raise ClipError(f"cannot write the clip {path}: {e}") from None
+    except BaseException:
+        staged.discard()
+        raise
+    staged.finish(keep=True)
+    end = max(p.pts + p.duration for p in packets)
+    return ClipResult(path=staged.path, seconds=round(float((end - base) * params.time_base), 3),
+                      bytes=staged.path.stat().st_size, packets=len(packets), first_wall=packets[0].wall,
+                      last_wall=packets[-1].wall, cut_at_gap=window.cut_at_gap, late_start=window.late_start,
+                      early_end=window.early_end)

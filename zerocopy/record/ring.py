@@ -1,0 +1,225 @@
+"""A camera's recent compressed video, bounded in bytes: the packets of one video stream as they came (never
+decoded), for clips cut at a keyframe without re-encoding.
+
+A packet is kept as `bytes` copied out of PyAV's packet with its timestamps (in its stream's time base), its
+keyframe flag, its duration and the wall time (Unix) it arrived: PyAV objects are not thread-safe (a clip is
+written on another thread than the one that reads the stream) and a PyAV packet holds its stream, hence its
+demuxer. The packets are cut into *segments*: a reconnection starts one, and so does a timestamp that goes
+back or leaps forward, or a stall in arrival; a clip never joins two segments (it is cut at the gap, never
+padded). The oldest packets go first to keep under `max_bytes`; each segment keeps the stream parameters a
+remux needs (`StreamParams`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from zerocopy.errors import ZeroCopyError
+
+PACKET_OVERHEAD = 240  # bytes a kept packet costs besides its data (its record, its numbers, its bytes object)
+MAX_LEAP_S = 10.0  # a timestamp (or an arrival) this far past the previous one starts a new segment
+BACKWARDS_S = 1.0  # a timestamp this far before the previous one is a new clock: a new segment; less is nudged
+
+
+class NoFootage(ZeroCopyError):
+    """The ring holds no packet (from a keyframe on) of the window asked for."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamParams:
+    """What an MP4 needs of the stream a segment's packets came from."""
+
+    codec: str  # FFmpeg's codec name: h264, hevc, …
+    width: int
+    height: int
+    time_base: Fraction
+    rate: Fraction | None = None
+    extradata: bytes | None = None  # parameter sets in Annex B form (start codes), if the stream has them apart
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecordedPacket:
+    """One packet as it came: its data copied out of PyAV, timestamps in its segment's time base."""
+
+    data: bytes
+    pts: int
+    dts: int
+    keyframe: bool
+    duration: int
+    wall: float  # Unix time of its arrival
+    segment: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Window:
+    """A clip's packets, taken from the ring at once: one segment's, from a keyframe on, in decode order."""
+
+    params: StreamParams
+    packets: tuple[RecordedPacket, ...]
+    cut_at_gap: bool  # the time asked for reaches across a gap (a reconnection, a stall): the clip stops there
+    late_start: bool  # the ring no longer (or not yet) held the start asked for: the clip starts later
+    early_end: bool  # the stream had not reached the end asked for (it lagged, or recording stopped)
+
+
+class PacketRing:
+    """Thread-safe: one thread adds (`new_segment`, `add`, `end_segment`), others read (`window`, `stats`,
+    `wait_until`)."""
+
+    def __init__(self, max_bytes: int):
+        if max_bytes <= 0:
+            raise ValueError(f"a ring needs a size in bytes > 0, not {max_bytes}")
+        self.max_bytes = max_bytes
+        self.changed = threading.Condition(threading.Lock())  # notified at each change while someone waits
+        self._packets: deque[RecordedPacket] = deque()
+        self._params: dict[int, StreamParams] = {}  # of the segments that still have packets, and the current one
+        self._segment = 0  # the current segment (0: none yet)
+        self._open = False  # whether packets may join the current segment
+        self._tick = 0.0  # the current segment's time base, in seconds
+        self._bytes = 0
+        self._waiting = 0  # threads in wait_until
+        self.packets_added = 0
+        self.breaks = 0  # segments started by a timestamp that went back or leapt, or a stall in arrival
+
+    # --- the reading thread ---------------------------------------------------------------------------------
+    def new_segment(self, params: StreamParams) -> int:
+        """Packets from here on join a new segment (a new opening of the stream); its number."""
+        with self.changed:
+            self._start_segment(params)
+            self.changed.notify_all()
+            return self._segment
+
+    def end_segment(self) -> None:
+        """The stream dropped: no packet joins the current segment any more."""
+        with self.changed:
+            self._open = False
+            self.changed.notify_all()
+
+    def add(self, *, data: bytes, pts: int | None, dts: int | None, keyframe: bool, duration: int,
+            wall: float) -> None:
+        """One packet of the current segment (timestamps in its time base; a missing one is taken from the other,
+        or follows the previous packet's)."""
+        with self.changed:
+            if not self._open:
+                raise RuntimeError("no segment open: new_segment() first")
+            params = self._params[self._segment]
+            last = self._packets[-1] if self._packets and self._packets[-1].segment == self._segment else None
+            dts = dts if dts is not None else pts
+            if dts is None:
+                dts = last.dts + max(1, last.duration) if last is not None else 0
+            pts = pts if pts is not None else dts
+            if last is not None:
+                step = (dts - last.dts) * self._tick
+                if step < -BACKWARDS_S or step > MAX_LEAP_S or wall - last.wall > MAX_LEAP_S:
+                    self._start_segment(params)  # another clock, or a stall: never one clip across it
+                    self.breaks += 1
+                elif dts <= last.dts:  # a muxer needs increasing decoding times
+                    pts, dts = max(pts, last.dts + 1), last.dts + 1
+            self._packets.append(RecordedPacket(data=data, pts=pts, dts=dts, keyframe=keyframe, duration=duration,
+                                                wall=wall, segment=self._segment))
+            self._bytes += len(data) + PACKET_OVERHEAD
+            self.packets_added += 1
+            self._evict()
+            if self._waiting:  # (most packets find nobody waiting: no need to wake anyone)
+                self.changed.notify_all()
+
+    def _start_segment(self, params: StreamParams) -> None:
+        self._segment += 1
+        self._params[self._segment] = params
+        self._tick = float(params.time_base)  # a Fraction's arithmetic at every packet costs more than the rest
+        self._open = True
+
+    def _evict(self) -> None:
+        while self._bytes > self.max_bytes and len(self._packets) > 1:
+            old = self._packets.popleft()
+            self._bytes -= len(old.data) + PACKET_OVERHEAD
+            if self._packets[0].segment != old.segment:  # that segment is gone (and any that had no packet)
+                for gone in [s for s in self._params if s < self._packets[0].segment and s != self._segment]:
+                    del self._params[gone]
+
+    # --- readers --------------------------------------------------------------------------------------------
+    def stats(self) -> dict[str, float | int]:
+        """What the ring holds: bytes (with each packet's overhead), seconds (arrival of the oldest to the newest),
+        packets, segments."""
+        with self.changed:
+            span = self._packets[-1].wall - self._packets[0].wall if self._packets else 0.0
+            segments = self._packets[-1].segment - self._packets[0].segment + 1 if self._packets else 0
+            return {"bytes": self._bytes, "seconds": round(span, 3), "packets": len(self._packets),
+                    "segments": segments}
+
+    @property
+    def segment(self) -> int:
+        """The current segment's number (0 before the first): each opening of the stream takes the next."""
+        return self._segment
+
+    def params(self) -> StreamParams | None:
+        """The current segment's stream parameters (its size, its codec), or None before the first."""
+        with self.changed:
+            return self._params.get(self._segment)
+
+    def wait_until(self, ready: Callable[[float | None, bool], bool], timeout: float) -> bool:
+        """Wait at most `timeout` s until `ready(newest packet's wall time or None, whether its segment goes on)`,
+        checked at every change and at `poke()`; whether it became true."""
+        with self.changed:
+            self._waiting += 1
+            try:
+                return self.changed.wait_for(
+                    lambda: ready(self._packets[-1].wall if self._packets else None,
+                                  self._open and bool(self._packets) and self._packets[-1].segment == self._segment),
+                    timeout)
+            finally:
+                self._waiting -= 1
+
+    def poke(self) -> None:
+        """Wake `wait_until` to check again (something else than the ring changed)."""
+        with self.changed:
+            self.changed.notify_all()
+
+    def window(self, first_seen: float, last_seen: float, pre_s: float, post_s: float) -> Window:
+        """The packets of a clip of what happened from `first_seen` to `last_seen` (wall times): from the keyframe
+        at or before `first_seen - pre_s` to the last packet at or before `last_seen + post_s`, of one segment: the
+        earliest that overlaps the sighting (else the earliest that overlaps the whole window). Pictures shown before
+        that keyframe are left out (an open GOP's leading pictures, which may refer to the GOP before: they would not
+        decode). `NoFootage` if the ring holds none of it."""
+        start, end = first_seen - pre_s, last_seen + post_s
+        with self.changed:
+            packets = list(self._packets)
+            params = dict(self._params)
+            current = self._segment if self._open else None
+        runs = _runs(packets)
+        chosen = (next((r for r in runs if _overlaps(packets, r, first_seen, last_seen)), None)
+                  or next((r for r in runs if _overlaps(packets, r, start, end)), None))
+        if chosen is None:
+            raise NoFootage("the ring holds nothing of that time")
+        lo, hi = chosen
+        keys = [i for i in range(lo, hi + 1) if packets[i].keyframe and packets[i].wall <= end]
+        if not keys:
+            raise NoFootage("the ring holds no keyframe in that time")
+        begin = max((i for i in keys if packets[i].wall <= start), default=keys[0])
+        stop = max(i for i in range(begin, hi + 1) if packets[i].wall <= end or i == begin)
+        gap_before = packets[begin].wall > start and chosen != runs[0]
+        segment_over = chosen != runs[-1] or current != packets[hi].segment
+        gap_after = packets[stop].wall < end and stop == hi and segment_over
+        key = packets[begin]  # the pictures shown before it (an open GOP's leading ones) may need the GOP before
+        kept = (key, *(p for p in packets[begin + 1:stop + 1] if p.pts >= key.pts))
+        return Window(params=params[packets[lo].segment], packets=kept,
+                      cut_at_gap=gap_before or gap_after, late_start=packets[begin].wall > start and not gap_before,
+                      early_end=stop == hi and packets[hi].wall < end and not gap_after)
+
+
+def _runs(packets: list[RecordedPacket]) -> list[tuple[int, int]]:
+    """(first index, last index) of each segment's packets, oldest first."""
+    runs: list[tuple[int, int]] = []
+    for i, p in enumerate(packets):
+        if runs and packets[runs[-1][1]].segment == p.segment:
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    return runs
+
+
+def _overlaps(packets: list[RecordedPacket], run: tuple[int, int], a: float, b: float) -> bool:
+    return packets[run[0]].wall <= b and packets[run[1]].wall >= a

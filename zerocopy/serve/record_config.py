@@ -1,0 +1,60 @@
+"""A camera's recording keys in serve's config (docs/serve.md, *Clips*): `record` (on by default where there is a
+`[storage]` folder), `record_url` (the main stream, only demuxed into the camera's packet ring; default: the
+camera's `url`, on a second connection), `pre_capture`, `post_capture` (seconds, default 5) and
+`record_buffer_mb` (the ring's size, default 64)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from zerocopy.record.camera import DEFAULT_BUFFER_MB, DEFAULT_POST_S, DEFAULT_PRE_S
+from zerocopy.serve.checks import bool_value
+
+RECORD_KEYS = ("record", "record_url", "pre_capture", "post_capture", "record_buffer_mb")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordConfig:
+    """How one camera records (`enabled` False: it does not; a config file's cameras do by default, where there is
+    storage)."""
+
+    enabled: bool = False
+    url: str | None = field(default=None, repr=False)  # secrets filled in: never shown; None: the camera's url
+    pre_s: float = DEFAULT_PRE_S
+    post_s: float = DEFAULT_POST_S
+    buffer_mb: float = DEFAULT_BUFFER_MB
+
+
+def _seconds(cam: dict, key: str, default: float, where: str, problem: Callable[[str, str], None]) -> float:
+    value = cam.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 3600:
+        problem(where, f"{key} must be a number of seconds from 0 to 3600, not {value!r}")
+        return default
+    return float(value)
+
+
+def check_record(cam: dict[str, Any], where: str, problem: Callable[[str, str], None], storage: bool,
+                 check_url: Callable[[str], None]) -> RecordConfig:
+    """The camera's recording keys, checked (every problem one line); `check_url` checks a `record_url` as the
+    camera's `url` is checked."""
+    enabled = bool_value(cam, "record", where, True, problem)
+    url = cam.get("record_url")
+    if url is not None:
+        if not isinstance(url, str) or not url.strip():
+            problem(where, "record_url must be the camera's main stream (rtsp://…), not empty")
+            url = None
+        else:
+            url = url.strip()
+            check_url(url)
+        if not storage:
+            problem(where, "record_url needs a [storage] table: clips are kept there")
+    buffer_mb = cam.get("record_buffer_mb", DEFAULT_BUFFER_MB)
+    if isinstance(buffer_mb, bool) or not isinstance(buffer_mb, int | float) or not 1 <= buffer_mb <= 4096:
+        problem(where, f"record_buffer_mb must be a number of MB from 1 to 4096, not {buffer_mb!r}")
+        buffer_mb = DEFAULT_BUFFER_MB
+    return RecordConfig(enabled=enabled and storage, url=url,
+                        pre_s=_seconds(cam, "pre_capture", DEFAULT_PRE_S, where, problem),
+                        post_s=_seconds(cam, "post_capture", DEFAULT_POST_S, where, problem),
+                        buffer_mb=float(buffer_mb))
