@@ -64,9 +64,16 @@ def _options(parts: list[str], allowed: tuple[str, ...], what: str) -> dict[str,
     return out
 
 
+# names that are topic levels of their own under a camera (`CAMERA/lines/LINE`, `CAMERA/events`, ...)
+RESERVED = ("lines", "events", "detections", "snapshot", "available")
+
+
 def _name(name: str, what: str) -> str:
     if not is_name(name):
         raise ValueError(f"{what} name {name!r} must be {NAME_RULE} (it becomes an MQTT topic level)")
+    if name.lower() in RESERVED:
+        raise ValueError(f"{what} name {name!r} is a topic of its own under a camera ({', '.join(RESERVED)}): "
+                         "choose another")
     return name
 
 
@@ -98,10 +105,15 @@ def zone_from(name: str, given: Mapping[str, Any]) -> ZoneSpec:
         check_polygon(points)
     except ValueError as e:
         raise ValueError(f"zone {name}: {e}") from None
-    min_frames = int(given.get("min_frames", 3))
-    loiter = given.get("loiter_s")
-    if min_frames < 1 or (loiter is not None and float(loiter) <= 0):
-        raise ValueError(f"zone {name}: min_frames is an integer ≥ 1 and loiter_s a number of seconds > 0")
+    min_frames, loiter = given.get("min_frames", 3), given.get("loiter_s")
+    try:
+        min_frames = int(min_frames) if not isinstance(min_frames, bool | float) else None
+        loiter = None if loiter is None else float(loiter) if not isinstance(loiter, bool) else 0.0
+    except (TypeError, ValueError):
+        min_frames = None
+    if min_frames is None or min_frames < 1 or (loiter is not None and loiter <= 0):
+        raise ValueError(f"zone {name}: min_frames is an integer ≥ 1 and loiter_s a number of seconds > 0, not "
+                         f"{given.get('min_frames', 3)!r} and {given.get('loiter_s')!r}")
     return ZoneSpec(name=_name(name, "zone"), points=points, labels=_labels(given["labels"]) if "labels" in given
                     else (), min_frames=min_frames, loiter_s=None if loiter is None else float(loiter))
 
@@ -163,10 +175,15 @@ def lines_text(value: Any) -> tuple[str, ...]:
     return _unique([s.text for s in _items(value, parse_line, line_from)], "line")
 
 
+def _is_pair(v: Any) -> bool:
+    return isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(x, int | float) for x in v)
+
+
 def masks_text(value: Any) -> tuple[str, ...]:
+    """Polygons: texts, or one polygon as numbers ([x1, y1, ...]) or pairs ([[x1, y1], ...]), or a list of those."""
     items = (value,) if isinstance(value, str) else tuple(value)
-    if items and all(isinstance(v, int | float) for v in items):
-        items = (write_points(tuple(zip(items[::2], items[1::2], strict=False))),)
+    if items and (all(isinstance(v, int | float) for v in items) or all(_is_pair(v) for v in items)):
+        items = (items,)  # one polygon
     return tuple(write_points(parse_mask(v)) for v in items)
 
 

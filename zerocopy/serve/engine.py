@@ -108,7 +108,9 @@ class Group:
             sinks.append(self.recordings.sink([c.name for c in self.configs]))
         if publisher is not None and any(c.publish for c in self.configs):
             sinks.append(PublishingCameras(
-                MqttSink(publisher, det.names or (), [c.name for c in self.cameras], detections=self.with_detections),
+                MqttSink(publisher, det.names or (), [c.name for c in self.cameras], detections=self.with_detections,
+                         clips=[self.recordings is not None and c.name in self.recordings.by_name
+                                for c in self.configs]),
                 [c.publish for c in self.configs]))
         per_input = [{k: v for k, v in c.settings.items() if k in INPUT_SETTINGS} for c in self.configs]
         events = det.events([c.url for c in self.configs], keep_images=pictures, parallel=True,

@@ -5,10 +5,12 @@ label, zone and line the camera has."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from zerocopy.analytics.records import LineCrossing, Occupancy
+from zerocopy.stages.motion import ALL_MOTION_S, ALL_MOTION_SHARE
 
 
 class Tallies:
@@ -23,6 +25,9 @@ class Tallies:
         self.skipped = 0  # inferences the motion gate saved
         self.whole_scene = 0  # times the whole picture moved at once (an IR switch, rain on the lens)
         self._whole = False
+        self._at: float | None = None  # monotonic time of the last measured frame
+        self._watched = 0.0  # seconds measured
+        self._recent = 0.0  # share of the time with motion, averaged over ALL_MOTION_S
 
     def events(self, events: Iterable[Any]) -> int:
         """Takes a frame's events; returns how many are object events (`new`, `update`, `loiter`, `end`)."""
@@ -44,11 +49,21 @@ class Tallies:
         if motion is None:
             return
         self.motion_frames += 1
+        now = time.monotonic()
+        dt = min(1.0, now - self._at) if self._at is not None else 0.0
+        self._at, self._watched = now, self._watched + dt
+        self._recent += (float(motion.moving) - self._recent) * min(1.0, dt / ALL_MOTION_S)
         self.motion_active = bool(motion.moving)
         whole = bool(motion.whole_scene)
         self.whole_scene += whole and not self._whole  # an episode counts once, when it begins
         self._whole = whole
         self.skipped += frame.skipped_by == "motion"
+
+    @property
+    def all_motion(self) -> bool:
+        """The scene has been all motion for a while (rain, wind in trees, a flickering light): the gate then
+        infers at --detect-fps, and this says so."""
+        return self._watched >= ALL_MOTION_S and self._recent >= ALL_MOTION_SHARE
 
     def lines(self) -> dict[str, dict[str, dict[str, int]]]:
         out: dict[str, dict[str, dict[str, int]]] = {}
@@ -60,7 +75,8 @@ class Tallies:
         return {"objects": dict(self.objects), "zones": {z: dict(c) for z, c in self.zones.items()},
                 "lines": self.lines(),
                 "motion": {"measured": self.motion_frames > 0, "active": self.motion_active,
-                           "inferences_skipped": self.skipped, "whole_scene": self.whole_scene}}
+                           "all_motion": self.all_motion, "inferences_skipped": self.skipped,
+                           "whole_scene": self.whole_scene}}
 
 
 def analytics_metrics(statuses: Iterable[Any]) -> Iterator[Any]:
@@ -74,6 +90,8 @@ def analytics_metrics(statuses: Iterable[Any]) -> Iterator[Any]:
     active = GaugeMetricFamily("zerocopy_motion_active", "1 while the motion gate sees motion", labels=["camera"])
     skipped = CounterMetricFamily("zerocopy_inferences_skipped", "frames the motion gate left uninferred (nothing "
                                   "moved) since the start", labels=["camera"])
+    everywhere = GaugeMetricFamily("zerocopy_motion_all", "1 while the scene has been all motion for a minute "
+                                   "(rain, wind in trees: the gate then infers at detect_fps)", labels=["camera"])
     whole = CounterMetricFamily("zerocopy_motion_whole_scene", "times the whole picture moved at once (an IR "
                                 "switch, rain, a shaken camera) since the start", labels=["camera"])
     for s in statuses:
@@ -90,6 +108,7 @@ def analytics_metrics(statuses: Iterable[Any]) -> Iterator[Any]:
         motion = a.get("motion") or {}
         if motion.get("measured"):
             active.add_metric([s.name], 1.0 if motion.get("active") else 0.0)
+            everywhere.add_metric([s.name], 1.0 if motion.get("all_motion") else 0.0)
             skipped.add_metric([s.name], motion.get("inferences_skipped", 0))
             whole.add_metric([s.name], motion.get("whole_scene", 0))
-    yield from (view, zone, crossed, active, skipped, whole)
+    yield from (view, zone, crossed, active, everywhere, skipped, whole)

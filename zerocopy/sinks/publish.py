@@ -5,6 +5,7 @@ what it could not deliver is counted in `stats()`, which the report and `/metric
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -20,9 +21,11 @@ class MqttSink(NullSink):
     and on `PREFIX/CAMERA/lines/LINE`, counts retained on `PREFIX/CAMERA/LABEL` and `PREFIX/CAMERA/ZONE/LABEL`;
     with `detections`, per-frame detections to `PREFIX/CAMERA/detections`. `cameras` names each input."""
 
-    def __init__(self, publisher: Any, names: Sequence[str], cameras: Sequence[str], detections: bool = False):
+    def __init__(self, publisher: Any, names: Sequence[str], cameras: Sequence[str], detections: bool = False,
+                 clips: Sequence[bool] = ()):
         self.publisher, self.names, self.cameras = publisher, list(names), list(cameras)
         self.with_detections = detections
+        self.clips = list(clips)  # per input: it records, so each object will have a clip (`has_clip`, serve)
         self._last: dict[str, Any] = {}  # event id → its previous event (the envelope's `before`)
 
     def _camera(self, input: int) -> str:
@@ -50,6 +53,8 @@ class MqttSink(NullSink):
                 self.publisher.event(event.camera, payload)
                 self.publisher.send(event.topic, payload)
                 continue
+            if input < len(self.clips) and self.clips[input]:
+                event = dataclasses.replace(event, has_clip=True)
             before = self._last.get(event.id)
             self.publisher.event(event.camera, event.to_mqtt(before))
             if event.type == "end":

@@ -11,6 +11,7 @@ is read. Memory is bounded by the objects alive: ended objects leave only their 
 
 from __future__ import annotations
 
+import math
 import secrets
 import string
 from collections.abc import Sequence
@@ -132,6 +133,7 @@ class ObjectEvents:
         self.min_hits, self.max_lost, self.update_interval = min_hits, max_lost, update_interval
         self._objects: dict[int, _Object] = {}
         self.totals: dict[str, list[float]] = {}  # label → [objects that had a `new`, their summed dwell]
+        self._previous = -math.inf  # the media time of the previous inferred frame
 
     def _label(self, label: int) -> str:
         return self.names[label] if self.names is not None and 0 <= label < len(self.names) else str(label)
@@ -149,8 +151,10 @@ class ObjectEvents:
         obj.sent_pts, obj.sent_box, obj.sent_score = pts, obj.box.copy(), obj.score
 
     def _gone(self, obj: _Object, pts: float) -> bool:
-        """Whether `obj` has been unseen for longer than `max_lost` at `pts`, and so has ended."""
-        return pts - obj.last_pts > self.max_lost
+        """Whether `obj` has been unseen for longer than `max_lost` at `pts`, and so has ended. Unseen means
+        looked for and not found: an object the previous inferred frame saw has not gone, however long ago that
+        frame was (the motion gate infers a still scene every `--motion-keepalive` seconds: a parked car stays)."""
+        return pts - obj.last_pts > self.max_lost and obj.last_pts < self._previous
 
     def update(self, tracked: Detections, pts: float, wall: float,
                born: dict[int, float] | None = None) -> list[ObjectEvent]:
@@ -183,6 +187,7 @@ class ObjectEvents:
                 self._sent(obj, pts)
         for tid in [t for t, o in self._objects.items() if self._gone(o, pts)]:
             out += self._end(self._objects.pop(tid), wall)
+        self._previous = pts
         return out
 
     def _end(self, obj: _Object, wall: float) -> list[ObjectEvent]:

@@ -148,6 +148,9 @@ def test_shapes_outside_the_frame_are_clipped_and_said_once(caplog):
     ("lines", "l:5,5,5,5", "zero length"),
     ("lines", "l:1,2,3", "x,y pairs"),
     ("motion_mask", "0,0,1,0", "at least 3 points"),
+    ("zones", "lines:0,0,1,0,1,1", "topic of its own"),
+    ("zones", {"z": {"points": "0,0,1,0,1,1", "min_frames": "abc"}}, "min_frames is an integer"),
+    ("zones", {"z": {"points": "0,0,1,0,1,1", "min_frames": 2.5}}, "min_frames is an integer"),
 ])
 def test_bad_shapes_are_one_clear_error(setting, value, says):
     with pytest.raises(ConfigError, match=says):
@@ -169,3 +172,9 @@ def test_the_api_takes_mappings():
                   lines={"gate": {"points": [0.5, 0, 0.5, 1]}})
     assert c.zones == ("door:0,0,0.5,0,0.5,1:labels=person:loiter_s=5",)
     assert c.lines == ("gate:0.5,0,0.5,1",)
+
+
+def test_a_motion_mask_may_be_pairs_as_zones_are():
+    assert RunConfig(motion_mask=[[0, 0], [1, 0], [1, 1]]).motion_mask == ("0,0,1,0,1,1",)
+    assert RunConfig(motion_mask=[[[0, 0], [1, 0], [1, 1]], "0,0,0.5,0,0.5,1"]).motion_mask == \
+        ("0,0,1,0,1,1", "0,0,0.5,0,0.5,1")

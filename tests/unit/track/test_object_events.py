@@ -123,10 +123,26 @@ def test_end_comes_once_at_the_first_frame_gone_longer_than_max_lost():
     assert at[3.5] == [] and at[6.0] == []
 
 
+def test_an_object_not_looked_for_has_not_gone():
+    """The motion gate infers a still scene once every --motion-keepalive seconds: a parked car seen at each of
+    those frames is one object, however far apart they are; it ends once a frame looked and did not see it for
+    longer than max_lost."""
+    ev = make(max_lost=2.0)
+    box = tracked((1, 10, 10, 50, 50))
+    made = feed(ev, [box] * 3, rate=4.0)
+    for t in (10.5, 20.5, 30.5):  # keepalive inferences, the car still there
+        made += ev.update(box, t, 1_700_000_000.0 + t)
+    assert [e.type for e in made] == ["new"]
+    assert ev.update(tracked(), 40.5, 1_700_000_040.5) == []  # gone at some time since 30.5: looked, not seen
+    (end,) = ev.update(tracked(), 41.0, 1_700_000_041.0)
+    assert end.type == "end" and end.last_pts == 30.5
+
+
 def test_an_id_seen_again_after_max_lost_ends_its_object_and_starts_a_new_one():
     ev = make(max_lost=2.0)
     box = tracked((1, 10, 10, 50, 50))
     first = feed(ev, [box] * 3, rate=4.0)  # 0, 0.25, 0.5 s; the next inferred frame with it is 2.5 s later
+    assert ev.update(tracked(), 1.0, 1_700_000_001.0) == []  # an inferred frame that looked and did not see it
     (end,) = ev.update(box, 3.0, 1_700_000_003.0)
     assert end.type == "end" and end.id == first[0].id and end.last_pts == 0.5 and end.frames == 3
     again = feed(ev, [box] * 2, rate=4.0, t0=3.25) + ev.finish(1_700_000_004.0)
