@@ -192,7 +192,8 @@ class Soak:
             text += f'[publish]\nurl = "{self.broker.url("soak")}"\n'
         text += f'[defaults]\nmodel = "{self.args.model}"\ndetect_fps = {self.args.detect_fps}\n'
         for name in self.names:
-            text += f'[cameras.{name}]\nurl = "{self.servers[name].url}"\n'
+            # a small packet ring, full well before the warm-up ends (a ring is bounded: memory is measured after)
+            text += f'[cameras.{name}]\nurl = "{self.servers[name].url}"\nrecord_buffer_mb = 1\n'
             if name == "ends" and self.args.end_alone:
                 text += "nireq = 2\n"
         return text

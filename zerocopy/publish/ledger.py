@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-KINDS = ("events", "detections")
+KINDS = ("events", "detections", "extras")  # extras: counts, snapshots, crossings on their line's topic
 
 
 class Ledger:

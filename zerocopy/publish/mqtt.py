@@ -99,15 +99,15 @@ class MqttPublisher:
 
     def event(self, camera: str, payload: dict) -> None:
         """`payload` as JSON to PREFIX/CAMERA/events, QoS 1, not retained; queued while disconnected."""
-        self._send(self.target.events_topic(camera), payload, retain=False)
+        self._send(self.target.events_topic(camera), payload, retain=False, kind="events")
 
     def send(self, suffix: str, payload: Any, retain: bool = False) -> None:
         """`payload` (JSON; a number as its text; bytes as they are) to PREFIX/`suffix` as events are sent (QoS 1,
-        queued while disconnected, counted with them): a crossing's `CAMERA/lines/LINE`, a retained count's
-        `CAMERA/LABEL`, a snapshot's `CAMERA/LABEL/snapshot`."""
-        self._send(f"{self.target.prefix}/{suffix}", payload, retain)
+        queued while disconnected), counted apart as `extras`: a crossing's copy on `CAMERA/lines/LINE`, a
+        retained count's `CAMERA/LABEL`, a snapshot's `CAMERA/LABEL/snapshot`."""
+        self._send(f"{self.target.prefix}/{suffix}", payload, retain, kind="extras")
 
-    def _send(self, topic: str, payload: Any, retain: bool) -> None:
+    def _send(self, topic: str, payload: Any, retain: bool, kind: str) -> None:
         data = payload if isinstance(payload, bytes) else str(payload) if isinstance(payload, int | float) \
             else json.dumps(payload, separators=(",", ":"))
         mqtt = self._mqtt
@@ -117,8 +117,8 @@ class MqttPublisher:
             # The offline queue is full: the NEW event is dropped. paho offers no way to withdraw a message
             # it holds, and the oldest may already be on the wire; keeping the first events of an outage
             # also keeps each object's `start`.
-            if self._closed or len(ledger.pending["events"]) >= self.queue_size:
-                ledger.dropped["events"] += 1
+            if self._closed or len(ledger.pending[kind]) >= self.queue_size:
+                ledger.dropped[kind] += 1
                 return
             info = self._client.publish(topic, data, qos=1, retain=retain)
             if info.rc == mqtt.MQTT_ERR_NO_CONN:
@@ -126,9 +126,9 @@ class MqttPublisher:
                 # delivered, and is_published() would then raise for ever
                 info.rc = mqtt.MQTT_ERR_SUCCESS
             elif info.rc != mqtt.MQTT_ERR_SUCCESS:  # MQTT_ERR_QUEUE_SIZE: no free message id
-                ledger.dropped["events"] += 1
+                ledger.dropped[kind] += 1
                 return
-            ledger.pending["events"].append(info)
+            ledger.pending[kind].append(info)
 
     def retain(self, messages: Mapping[str, bytes | str], owned: str | None = None) -> None:
         """Keep `messages` (topic → payload, any topic) retained on the broker: QoS 1, now and again at every

@@ -114,7 +114,7 @@ class ServeCollector:
                                             "(events) or that were written to it (detections)", labels=["kind"])
             dropped = CounterMetricFamily("zerocopy_mqtt_dropped", "MQTT messages never delivered (offline queue "
                                           "full, broker away)", labels=["kind"])
-            for kind in ("events", "detections"):
+            for kind in ("events", "detections", "extras"):
                 counts = stats.get(kind) or {}
                 published.add_metric([kind], counts.get("published", 0))
                 dropped.add_metric([kind], counts.get("dropped", 0))

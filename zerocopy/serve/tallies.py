@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from zerocopy.analytics.records import LineCrossing, Occupancy
+from zerocopy.snapshots.stage import SnapshotSaved
 from zerocopy.stages.motion import ALL_MOTION_S, ALL_MOTION_SHARE
 
 
@@ -30,15 +31,19 @@ class Tallies:
         self._recent = 0.0  # share of the time with motion, averaged over ALL_MOTION_S
 
     def events(self, events: Iterable[Any]) -> int:
-        """Takes a frame's events; returns how many are object events (`new`, `update`, `loiter`, `end`)."""
+        """Takes a frame's events; returns how many go to the camera's events topic (the objects' events: `new`,
+        `update`, `loiter`, `end`; and crossings)."""
         objects = 0
         for e in events:
+            if isinstance(e, SnapshotSaved):  # a file written (published retained, with the extras)
+                continue
             if isinstance(e, Occupancy):
                 where = self.objects if e.zone is None else self.zones.setdefault(e.zone, {})
                 where[e.label] = e.count
             elif isinstance(e, LineCrossing):
                 key = (e.line, e.direction, e.label)
                 self.crossings[key] = self.crossings.get(key, 0) + 1
+                objects += 1  # (published on the events topic, as the objects' events are)
             else:  # an `ObjectEvent`
                 objects += 1
         return objects
