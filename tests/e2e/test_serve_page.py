@@ -67,12 +67,12 @@ return {open: document.getElementById('detail').open, snapshot: img.naturalWidth
 def can_browse() -> None:
     """Skips (outside CI) or fails (in CI) where the browser cannot be driven, before anything is made."""
     if os.environ.get("ZEROCOPY_IN_VA_ROOT") == "1":  # (scripts/va-stack.sh: the page needs no VA stack)
-        pytest.skip("the VA stack root has no browser: the page's tests run on the host (make test)")
+        pytest.skip(reason="the VA stack root has no browser: the page's tests run on the host (make test)")
     why = missing()
     if why is not None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"{why}; CI must run the browser tests")
-        pytest.skip(why)
+        pytest.skip(reason=why)
 
 
 @pytest.fixture
@@ -215,8 +215,8 @@ def test_the_page_shows_the_cameras_and_a_pass_with_its_snapshot_and_clip(tmp_pa
         ("has_snapshot", "snapshots (zerocopy/snapshots/)", "its thumbnail and snapshot"),
         ("has_clip", "clips (zerocopy/record/)", "its clip")) if not promised.get(flag)]
     if missing:  # the rest passed
-        pytest.skip(f"serve keeps no {' nor '.join(m[0] for m in missing)} of its events yet (the end of the pass "
-                    "promised none, its camera shows no `recording`): the page showing "
+        pytest.skip(reason=f"serve keeps no {' nor '.join(m[0] for m in missing)} of its events yet (the end of the "
+                    "pass promised none, its camera shows no `recording`): the page showing "
                     f"{' nor '.join(m[1] for m in missing)} was not checked")
 
 

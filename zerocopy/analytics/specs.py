@@ -85,13 +85,17 @@ def _labels(value: Any) -> tuple[str, ...]:
     return labels
 
 
-def parse_zone(text: str) -> ZoneSpec:
+def _read(text: str, what: str, form: str, options: tuple[str, ...]) -> tuple[str, dict[str, str]]:
+    """`NAME:POINTS[:KEY=VALUE]...` → (NAME, {"points": POINTS, KEY: VALUE, ...})."""
     name, _, rest = text.strip().partition(":")
     parts = rest.split(":") if rest else []
     if not parts:
-        raise ValueError(f"a zone is NAME:x1,y1,x2,y2,x3,y3[,...], not {text!r}")
-    return zone_from(_name(name.strip(), "zone"), {"points": parts[0], **_options(parts[1:], ZONE_OPTIONS,
-                                                                                    f"zone {name}")})
+        raise ValueError(f"a {what} is {form}, not {text!r}")
+    return _name(name.strip(), what), {"points": parts[0], **_options(parts[1:], options, f"{what} {name}")}
+
+
+def parse_zone(text: str) -> ZoneSpec:
+    return zone_from(*_read(text, "zone", "NAME:x1,y1,x2,y2,x3,y3[,...]", ZONE_OPTIONS))
 
 
 def zone_from(name: str, given: Mapping[str, Any]) -> ZoneSpec:
@@ -119,12 +123,7 @@ def zone_from(name: str, given: Mapping[str, Any]) -> ZoneSpec:
 
 
 def parse_line(text: str) -> LineSpec:
-    name, _, rest = text.strip().partition(":")
-    parts = rest.split(":") if rest else []
-    if not parts:
-        raise ValueError(f"a line is NAME:x1,y1,x2,y2, not {text!r}")
-    return line_from(_name(name.strip(), "line"), {"points": parts[0], **_options(parts[1:], LINE_OPTIONS,
-                                                                                    f"line {name}")})
+    return line_from(*_read(text, "line", "NAME:x1,y1,x2,y2", LINE_OPTIONS))
 
 
 def line_from(name: str, given: Mapping[str, Any]) -> LineSpec:
