@@ -4,6 +4,7 @@ function too long to read, no probing of stage objects for attributes they may l
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import zerocopy
@@ -29,6 +30,12 @@ def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     return False
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree, read once for every test of this file (they walk the package several times)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     """Module → the zerocopy modules it imports anywhere in it (in functions too: a cycle through a
     lazy import is still a cycle in the design); with `type_checking`, the imports made for type checkers
@@ -36,7 +43,7 @@ def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
@@ -119,7 +126,7 @@ def test_no_module_is_too_long_to_read():
 def test_no_function_or_class_is_too_long_to_read():
     long = []
     for p in sorted(ROOT.rglob("*.py")):
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(p)):
             limit = (MAX_CLASS_LINES if isinstance(node, ast.ClassDef) else
                      MAX_FUNCTION_LINES if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None)
             if limit is not None and (n := node.end_lineno - node.lineno + 1) > limit:
@@ -131,7 +138,7 @@ def test_the_glue_calls_the_stage_contracts_instead_of_probing():
     probes = []
     for part in GLUE:
         for p in [ROOT / part] if part.endswith(".py") else sorted((ROOT / part).rglob("*.py")):
-            for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            for node in ast.walk(parsed(p)):
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
                     probes.append(f"{p.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert probes == []
@@ -148,7 +155,7 @@ def _records() -> list[tuple[str, str, int, bool]]:
     """Every dataclass and NamedTuple in the package: (name, where, how many fields, keyword-only)."""
     found = []
     for p in sorted(ROOT.rglob("*.py")):
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(p)):
             if not isinstance(node, ast.ClassDef):
                 continue
             decorators = [ast.unparse(d) for d in node.decorator_list]
@@ -176,7 +183,7 @@ def test_no_keyword_only_record_is_built_positionally():
     calls = []
     files = [*(repo / "zerocopy").rglob("*.py"), *(repo / "tests").rglob("*.py"), *(repo / "scripts").glob("*.py")]
     for p in sorted(files):
-        tree = ast.parse(p.read_text(encoding="utf-8"))
+        tree = parsed(p)
         own = {}  # a call inside a record's method → that record
         for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name in kw_only):
             for method in (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.args.args):
@@ -234,7 +241,7 @@ def _imports() -> dict[str, tuple[set[str], list[tuple[int, str]]]]:
     modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
     found = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
         top, inner = set(), []
         for node in ast.walk(tree):
