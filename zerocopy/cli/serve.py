@@ -67,6 +67,7 @@ def _serve(config, say: Callable[[str], None]) -> int:
         watch = StateLog(engine, publisher, say)
         while not stop.wait(0.5):
             watch.check()
+        watch.check()  # the states as they were at the stop, not half a second before
     say("stopping")
     ended = engine.stop(timeout=2.0)
     server.close()
