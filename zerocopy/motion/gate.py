@@ -6,9 +6,18 @@ motion was seen on any frame since the last inferred one (this one included); th
 the whole scene just changed (the detector cannot tell, so the model looks); `busy()` says a tracked object of
 the input is moving (or is due to end); `keepalive` seconds of media time passed since the last inferred frame;
 or it is the input's first frame. A frame not inferred says why: `"detect_fps"` (not due) or `"motion"` (due, and
-the gate found no reason). After a gap in the timestamps (more than `GAP_S` ahead, or back: a reconnection, a
-loop, a seek; the decoder carries timestamps on across a reconnection) or a live input that sent nothing for that
-long, the detector calibrates again.
+the gate found no reason).
+
+Motion is measured (the path's luma picture made, the detector run) on every frame that is due, and between them at
+least every `MEASURE_EVERY_S` of media time; the frames in between carry the last measurement. What moved between
+two measurements and is still there differs from the background at the next one; what came and went in less than
+that is nothing a detector could find on the next due frame anyway. So at `--detect-fps 5` on a 30 fps camera the
+stage runs on one frame in six (Frigate runs its motion detector at its detect fps too); with `--draw-motion`
+(boxes drawn on every frame) on every frame.
+
+After a gap in the timestamps (more than `GAP_S` ahead, or back: a reconnection, a loop, a seek; the decoder
+carries timestamps on across a reconnection) or a live input that sent nothing for that long, the detector
+calibrates again.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from zerocopy.decode.base import GUESSED_RATE
 from zerocopy.motion.detector import Motion, MotionDetector
 
 GAP_S = 3.0  # a jump of the timestamps (or of arrival) longer than this starts the background again
+MEASURE_EVERY_S = 0.2  # between the frames that are due, motion is measured at least this often (media time)
 
 
 class Luma(NamedTuple):
@@ -79,10 +89,13 @@ class MotionSpec:
 
 
 class MotionGate:
-    """One input's gate (see the module): `__call__(index, pts, luma, arrived)` → `Gated`."""
+    """One input's gate (see the module): `__call__(index, pts, picture, arrived)` → `Gated`, `picture` the decoded
+    frame the spec's `luma` makes the luma picture of (only when motion is measured on it)."""
 
     def __init__(self, spec: MotionSpec, rate: float, due: Sampler | None = None):
         self.detector = MotionDetector(spec.threshold, spec.masks, boxes=spec.boxes)
+        self.luma = spec.luma
+        self.every_frame = spec.boxes  # boxes are drawn on every frame: measured on every frame
         self.due = due  # `paths.rate.DetectRate` with --detect-fps: which frames may be inferred at all
         self.rate = rate if rate and rate > 0 else GUESSED_RATE
         self.keepalive = spec.keepalive
@@ -90,7 +103,10 @@ class MotionGate:
         self._seen = False  # motion since the last inferred frame
         self._inferred: float | None = None  # the media time of the last inferred frame
         self._last: tuple[float, float | None] | None = None  # the last frame's media time and arrival
+        self._measured: float | None = None  # the media time motion was last measured at
+        self._motion: Motion | None = None  # what that measurement saw
         self.recalibrations = 0
+        self.measured = 0  # frames motion was measured on
 
     def _gap(self, t: float, arrived: float | None) -> bool:
         if self._last is None:
@@ -101,16 +117,27 @@ class MotionGate:
                                       and arrived - last_arrived > GAP_S)
         return went_back or away
 
-    def __call__(self, index: int, pts: float | None, luma: Luma, arrived: float | None = None) -> Gated:
+    def _measure(self, picture: Any, t: float) -> Motion:
+        luma = self.luma(picture)
+        self._motion = self.detector(luma.picture, t, (luma.width, luma.height))
+        self._measured = t
+        self.measured += 1
+        self._seen = self._seen or self._motion.moving
+        return self._motion
+
+    def __call__(self, index: int, pts: float | None, picture: Any, arrived: float | None = None) -> Gated:
         t = pts if pts is not None else index / self.rate
         if self._gap(t, arrived):
             self.detector.reset()
             self.recalibrations += 1
-            self._inferred = None
+            self._inferred = self._measured = None
         self._last = (t, arrived)
-        motion = self.detector(luma.picture, t, (luma.width, luma.height))
-        self._seen = self._seen or motion.moving
-        if self.due is not None and not self.due.take(index, pts):
+        due = self.due is None or self.due.take(index, pts)
+        if due or self.every_frame or self._measured is None or t - self._measured > MEASURE_EVERY_S - 0.5 / self.rate:
+            motion = self._measure(picture, t)
+        else:
+            motion = self._motion
+        if not due:
             return Gated(False, motion, "detect_fps")
         if (self._seen or motion.calibrating or motion.whole_scene or self._inferred is None
                 or t - self._inferred >= self.keepalive or self.busy()):

@@ -128,7 +128,6 @@ class PreparedStream:
         self.expected_frames = decoder.expected_frames
         self.live = decoder.live or decoder.realtime
         self.sampler = DetectRate(detect_fps, decoder.rate) if detect_fps else None
-        self.luma = motion.luma if motion is not None else None
         self.gate = MotionGate(motion, decoder.rate, self.sampler) if motion is not None else None
         self.show = show or (lambda picture: None)
         self._frames = self._generate()
@@ -136,8 +135,8 @@ class PreparedStream:
 
     def _choose(self, index: int, picture: Any, pts: float | None, arrived: float | None) -> Gated:
         """Whether this frame is inferred (and the motion seen on it)."""
-        if self.gate is not None and self.luma is not None:
-            return self.gate(index, pts, self.luma(picture), arrived)
+        if self.gate is not None:
+            return self.gate(index, pts, picture, arrived)
         if self.sampler is not None and not self.sampler.take(index, pts):
             return Gated(False, None, "detect_fps")
         return INFER

@@ -3,7 +3,7 @@
 from motionscenes import SOURCE, Scene
 
 from zerocopy.motion.detector import CALIBRATE_S
-from zerocopy.motion.gate import Luma, MotionGate, MotionSpec
+from zerocopy.motion.gate import MEASURE_EVERY_S, Luma, MotionGate, MotionSpec
 from zerocopy.paths.rate import DetectRate
 
 FPS = 30.0
@@ -57,11 +57,35 @@ def test_motion_between_due_frames_makes_the_next_due_frame_inferred():
     g = gate(detect_fps=1)
     before = verdicts(g, scene, range(62))
     assert [i for i, v in before if v.infer] == [0] and before[60][1].skipped_by == "motion"
-    picture, _ = scene.picture(62)
-    picture[20:60, 20:60] = 255  # a flash on a frame that is not due
-    assert g(62, 62 / FPS, Luma(picture, *SOURCE)).skipped_by == "detect_fps"
-    rest = verdicts(g, scene, range(63, 91))
+    for i in range(62, 62 + round(MEASURE_EVERY_S * FPS)):  # a flash as long as the gap between measurements,
+        picture, _ = scene.picture(i)                          # on frames that are not due
+        picture[20:60, 20:60] = 255
+        assert g(i, i / FPS, Luma(picture, *SOURCE)).skipped_by == "detect_fps"
+    rest = verdicts(g, scene, range(62 + round(MEASURE_EVERY_S * FPS), 91))
     assert [i for i, v in rest if v.infer] == [90]
+
+
+def counted(g: MotionGate) -> list[int]:
+    """The frames `g` makes a luma picture of, from now on."""
+    made, luma = [], g.luma
+    g.luma = lambda frame: made.append(frame) or luma(frame)
+    return made
+
+
+def test_motion_is_measured_on_the_frames_due_and_at_least_every_fifth_of_a_second():
+    scene = Scene(walk=(3.0, 6.0))
+    frames = range(round(10 * FPS))
+    for detect_fps, every in ((5, 6), (1, 6), (None, 1)):  # 30 fps: every 6th frame is 0.2 s
+        g = gate(detect_fps=detect_fps)
+        made = counted(g)
+        seen = verdicts(g, scene, frames)
+        assert len(made) == len(frames) // every == g.measured, detect_fps
+        if every > 1:  # the frames in between carry the last measurement
+            assert all(v.motion is seen[i - i % every][1].motion for i, v in seen), detect_fps
+    drawn = MotionGate(MotionSpec(luma=lambda frame: frame, boxes=True), FPS, DetectRate(5, FPS))
+    made = counted(drawn)
+    verdicts(drawn, scene, frames)
+    assert len(made) == len(frames)  # --draw-motion: boxes on every frame
 
 
 def test_busy_makes_every_due_frame_inferred():

@@ -46,6 +46,16 @@ def test_the_software_luma_is_the_frames_brightness_small(clips, full_range):
     assert np.abs(error).mean() < 2  # point samples against a box average
 
 
+def test_a_frame_of_another_format_goes_through_swscale_to_the_same_picture(clips):
+    path, _ = clips("luma-False.mp4", ClipSpec(width=1280, height=720, frames=2, face="grace_hopper"))
+    frame = first_frame(path)
+    eight = PlanesLuma()(frame).picture  # sampled in place
+    for fmt in ("yuv420p10le", "rgb24"):  # 10-bit planes; packed RGB (no Y plane at all)
+        other = PlanesLuma()(frame.reformat(format=fmt)).picture
+        assert other.shape == (112, 192)
+        assert np.abs(cells(other) - cells(eight)).mean() < 2, fmt
+
+
 def test_the_baseline_luma_samples_the_bgr_picture(clips):
     path, _ = clips("luma-bgr.mp4", ClipSpec(width=1280, height=720, frames=2, face="grace_hopper"))
     frame = first_frame(path)
