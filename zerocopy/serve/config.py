@@ -40,7 +40,7 @@ from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, source_kind, url_s
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
                                     "track": True}
 # a camera's own keys, besides the run settings
-CAMERA_KEYS = ("url", "enabled", "publish", "loop", *RECORD_KEYS)
+CAMERA_KEYS = ("url", "detect_url", "enabled", "publish", "loop", *RECORD_KEYS)
 TOP_KEYS = ("node", "publish", "http", "homeassistant", "storage", "defaults", "cameras")
 PUBLISH_KEYS = ("url", "ca", "detections")
 
@@ -281,8 +281,8 @@ def _check_cameras(table: dict | None, given: dict[str, dict], defaults: dict[st
         problem("", "no camera: add at least one [cameras.NAME] table with its url")
     cameras = []
     for cam_name, cam in (table or {}).items():
-        camera = _check_camera(cam_name, cam, defaults, broker, "url" in unfilled.get(cam_name, ()), fill, problem,
-                               storage)
+        url_unfilled = bool({"url", "detect_url"} & unfilled.get(cam_name, set()))
+        camera = _check_camera(cam_name, cam, defaults, broker, url_unfilled, fill, problem, storage)
         if camera is not None:
             cameras.append(camera)
     return cameras
@@ -297,8 +297,10 @@ def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: boo
     if not isinstance(cam, dict):
         problem(where, f"a camera is a table ([{where}]) with its url, not a {type(cam).__name__}")
         return None
-    url = cam.get("url")
-    if (not isinstance(url, str) or not url.strip()) and not url_unfilled:
+    url = cam.get("url", cam.get("detect_url"))  # `detect_url`: Frigate's name for the stream detection decodes
+    if "url" in cam and "detect_url" in cam:
+        problem(where, "url and detect_url are the same key (the stream detection decodes): give one")
+    elif (not isinstance(url, str) or not url.strip()) and not url_unfilled:
         problem(where, "url is missing (the camera's stream: rtsp://…, http://…, /dev/video0)")
     enabled = bool_value(cam, "enabled", where, True, problem)
     loop = bool_value(cam, "loop", where, False, problem)

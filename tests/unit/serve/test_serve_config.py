@@ -287,6 +287,17 @@ def test_a_url_without_a_known_scheme_is_said_so(tmp_path):
                      "[cameras.c] url: 'admin:***@cam.lan/live' has no scheme: write rtsp://…, http://… or udp://…"]
 
 
+def test_detect_url_is_url_by_frigates_name(tmp_path):
+    text = ('[storage]\npath = "{d}"\n[cameras.a]\ndetect_url = "rtsp://a.lan/sub"\n'
+            'record_url = "rtsp://a.lan/main"\n').format(d=tmp_path / "events")
+    (camera,) = load_config(write(tmp_path, text), env={}).cameras
+    assert camera.url == "rtsp://a.lan/sub" and camera.record is not None and camera.record.url == "rtsp://a.lan/main"
+    found = problems(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\ndetect_url = "rtsp://a.lan/2"\n')
+    assert found == ["[cameras.a] url and detect_url are the same key (the stream detection decodes): give one"]
+    found = problems(tmp_path, '[cameras.a]\ndetect_url = "foo://a.lan/1"\n')
+    assert len(found) == 1 and "foo:// is not a stream" in found[0]
+
+
 def test_snapshots_is_a_switch_of_http(tmp_path):
     assert load_config(write(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\n'), env={}).http.snapshots is True
     found = problems(tmp_path, '[http]\nsnapshots = "no"\n[cameras.a]\nurl = "rtsp://a.lan/1"\n')
