@@ -30,7 +30,7 @@ from zerocopy.motion.detector import luma_size
 from zerocopy.motion.gate import Luma
 from zerocopy.refusals import Code, Reason
 from zerocopy.resize.planes import is_full_range
-from zerocopy.resize.vaapi import buffer_source, graph_chain, link_chain, missing_filters
+from zerocopy.resize.vaapi import graph_chain, missing_filters, surface_graph
 
 # BT.601 limited-range luma (16–235, what scale_vaapi's NV12 carries) → full range, as a lookup table
 FULL_FROM_LIMITED = np.clip(np.round((np.arange(256) - 16) * 255 / 219), 0, 255).astype(np.uint8)
@@ -127,9 +127,7 @@ class VaapiLuma:
     def graph(self, frame: av.VideoFrame) -> tuple[av.filter.Graph, Any, Any]:
         """The graph for frames like `frame`, not configured yet (configuring needs the driver): the graph, its
         buffer source (holding the frame's `hw_frames_ctx`) and its sink."""
-        graph = av.filter.Graph()
-        src = buffer_source(graph, self.bridge, frame)
-        return graph, src, link_chain(graph, src, self.chain(frame.width, frame.height))
+        return surface_graph(self.bridge, frame, self.chain(frame.width, frame.height))
 
     def _build(self, frame: av.VideoFrame) -> None:
         graph, src, sink = self.graph(frame)

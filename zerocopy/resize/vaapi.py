@@ -9,7 +9,7 @@ and rebuilt when the frame size changes. Output: NV12 at the model's size, BT.60
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import av
 import av.filter
@@ -61,6 +61,14 @@ def link_chain(graph: av.filter.Graph, head, chain: list[tuple[str, str]], pad: 
     for a, b in zip(nodes, nodes[1:], strict=False):
         a.link_to(b)
     return nodes[-1]
+
+
+def surface_graph(bridge, frame: av.VideoFrame, chain: list[tuple[str, str]]) -> tuple[av.filter.Graph, Any, Any]:
+    """A graph for VA-API frames like `frame`, not configured yet (configuring needs the driver): the graph, its
+    buffer source (holding the frame's `hw_frames_ctx`) and the last filter of `chain` after it."""
+    graph = av.filter.Graph()
+    src = buffer_source(graph, bridge, frame)
+    return graph, src, link_chain(graph, src, chain)
 
 
 def missing_filters(mode: ResizeMode, download: bool) -> list[str]:
@@ -116,3 +124,28 @@ class VaapiScaler:
         shown = self._picture_sink.pull() if self._picture_sink is not None else None
         assert self.geometry is not None
         return Scaled(frame=out, shown=shown, geometry=self.geometry)
+
+
+class SurfaceDownload:
+    """One VA-API frame → the same picture in system memory (NV12, or P010 for 10-bit video): buffer (the frame's
+    `hw_frames_ctx`, attached by the bridge) → hwdownload → format → buffersink. A full-size download, so for the
+    few frames that need their pixels (a snapshot's), never every frame. Its graph is made on the first frame and
+    again when the size or the frames context (the decoder's pool of surfaces) changes."""
+
+    def __init__(self, bridge):
+        self.bridge = bridge
+        self._key: tuple[int, int, int] | None = None
+        self._src = self._sink = self._graph = None
+
+    def graph(self, frame: av.VideoFrame) -> tuple[av.filter.Graph, Any, Any]:
+        """The graph for frames like `frame`, not configured yet: the graph, its buffer source and its sink."""
+        return surface_graph(self.bridge, frame, PICTURE_CHAIN)
+
+    def __call__(self, frame: av.VideoFrame) -> av.VideoFrame:
+        key = (self.bridge.frames_context_id(frame), frame.width, frame.height)
+        if key != self._key:
+            graph, src, sink = self.graph(frame)
+            graph.configure()
+            self._graph, self._src, self._sink, self._key = graph, src, sink, key
+        self._src.push(frame)
+        return self._sink.pull()

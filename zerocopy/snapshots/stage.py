@@ -5,8 +5,10 @@ when the object ends, and while it lasts at most every `interval` seconds when a
 object with a snapshot say so (`has_snapshot`).
 
 The picture: the one kept for drawing (`PreparedFrame.picture`, serve keeps it), else the decoded frame the stage
-asks the path to keep (`crops`: `PreparedFrame.source`); on the VA paths without a kept picture the frame is a GPU
-surface, which is not downloaded here: no snapshot, said once."""
+asks the path to keep (`crops`: `PreparedFrame.source`). On the VA paths without a kept picture that frame is a VA-API
+surface: the chosen frame alone is downloaded (`resize.vaapi.SurfaceDownload`, one per input, made on its first VA
+frame), once for all the objects whose score rose on it. A picture that cannot be had (a download that failed, a GPU
+frame of another kind) gives that object no snapshot, said once per input; the run goes on."""
 
 from __future__ import annotations
 
@@ -18,11 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import av
 import numpy as np
 
+from zerocopy.bridge import load_bridge
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.pipeline.tracking import media_time
+from zerocopy.resize.vaapi import SurfaceDownload
 from zerocopy.snapshots.writer import Job, SnapshotWriter, Still, Written
 from zerocopy.stages.base import InputInfo, StageBase
 from zerocopy.track import ObjectEvent
@@ -30,6 +35,9 @@ from zerocopy.track import ObjectEvent
 log = logging.getLogger("zerocopy")
 
 BETTER = 0.02  # a picture is worth copying when the object's score rose this much
+# a download that failed: the graph refused (av.FFmpegError, ValueError), the bridge (BridgeUnavailable, LayoutError:
+# RuntimeErrors)
+DOWNLOAD_FAILURES = (av.FFmpegError, RuntimeError, ValueError, OSError)
 
 
 @dataclass(kw_only=True)
@@ -40,6 +48,10 @@ class _Best:
     box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     written_at: float | None = None  # media time of its last snapshot submitted
     fresh: bool = False  # a better picture than the last one submitted
+    refused: bool = False  # its picture could not be had: no snapshot for this object
+
+    def wants(self, score: float) -> bool:
+        return not self.refused and score >= self.score + BETTER
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,6 +89,7 @@ class _Shots:
     saved: deque[SnapshotSaved]  # written by the writer's thread, said with the input's next inferred frame
     t: float = 0.0
     said: bool = False
+    download: SurfaceDownload | None = None  # made on the input's first VA-API frame
 
 
 class Snapshots(StageBase):
@@ -122,25 +135,27 @@ class Snapshots(StageBase):
             return detections, self._drain(st) if st is not None else []
         st.t = media_time(frame, st.rate)
         ids = np.asarray(detections.tracker_id)
-        for i in np.flatnonzero(ids >= 0):
-            best = st.best.setdefault(int(ids[i]), _Best())
-            score = float(detections.scores[i])
-            if score >= best.score + BETTER:
-                still = self._still(st, frame)
-                if still is not None:
-                    best.score, best.still, best.fresh = score, still, True
-                    best.box = tuple(float(v) for v in detections.xyxy[i])
-                    label = int(detections.labels[i])
-                    best.label = self.names[label] if 0 <= label < len(self.names) else str(label)
+        rose = [(i, best) for i in np.flatnonzero(ids >= 0)
+                if (best := st.best.setdefault(int(ids[i]), _Best())).wants(float(detections.scores[i]))]
+        still = self._still(st, frame) if rose else None  # one copy (one download) for every object that rose
+        for i, best in rose:
+            if still is None:
+                best.refused = True
+                continue
+            best.score, best.still, best.fresh = float(detections.scores[i]), still, True
+            best.box = tuple(float(v) for v in detections.xyxy[i])
+            label = int(detections.labels[i])
+            best.label = self.names[label] if 0 <= label < len(self.names) else str(label)
         return detections, self._drain(st)
 
     @staticmethod
     def _still(st: _Shots, frame: PreparedFrame) -> Still | None:
         picture = frame.picture if frame.picture is not None else frame.source
+        if is_va_surface(picture):
+            return _downloaded(st, picture)
         still = Still.of(picture) if picture is not None else None
-        if still is None and not st.said:
-            st.said = True
-            log.warning("%s: no snapshots: the decoded frames are in GPU memory and no picture is kept", st.camera)
+        if still is None:
+            _say(st, "no snapshots: the decoded frames are in GPU memory and no picture is kept")
         return still
 
     def amend(self, events: list, input: int) -> list:
@@ -196,3 +211,28 @@ class Snapshots(StageBase):
         for writer in self._writers.values():
             writer.close()
         self._writers.clear()
+
+
+def is_va_surface(picture: Any) -> bool:
+    """Whether `picture` is a VA-API frame (a decoded surface in GPU memory)."""
+    return getattr(getattr(picture, "format", None), "name", None) == "vaapi"
+
+
+def _downloaded(st: _Shots, surface: av.VideoFrame) -> Still | None:
+    """The VA-API frame downloaded (this one only) and copied; None when that failed, said once."""
+    try:
+        if st.download is None:
+            st.download = SurfaceDownload(load_bridge())  # loaded already by the VA path: cached
+        return Still.of(st.download(surface))
+    except DOWNLOAD_FAILURES as e:
+        st.download = None  # made again for the next object: a graph that failed may hold a frame half-way
+        why = str(e) or type(e).__name__
+        _say(st, f"no snapshot of an object: downloading its frame from the GPU failed: {why} (later ones not said)")
+        return None
+
+
+def _say(st: _Shots, what: str) -> None:
+    """A warning about this input's snapshots, the first one only."""
+    if not st.said:
+        st.said = True
+        log.warning("%s: %s", st.camera, what)

@@ -36,7 +36,8 @@ class Still:
 
     @classmethod
     def of(cls, picture: Any) -> Still | None:
-        """A copy of `picture` (a PyAV frame in system memory, or a BGR array); None for a frame in GPU memory."""
+        """A copy of `picture` (a PyAV frame in system memory, or a BGR array); None for a frame in GPU memory (the
+        stage downloads a VA-API one first: `resize.vaapi.SurfaceDownload`)."""
         if isinstance(picture, np.ndarray):
             return cls(planes=picture.copy(), format="bgr24", width=picture.shape[1], height=picture.shape[0])
         fmt = picture.format.name
