@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -15,6 +15,13 @@ from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.pipeline.tracking import wall_time
 from zerocopy.stages.base import InputInfo, StageBase
+
+K = TypeVar("K")
+
+
+def changed(before: Mapping[K, int], now: Mapping[K, int]) -> list[K]:
+    """The keys whose count differs between two tallies (a key missing from one counts 0 there), sorted."""
+    return sorted(k for k in set(now) | set(before) if now.get(k, 0) != before.get(k, 0))  # type: ignore[type-var]
 
 
 class InView(StageBase):
@@ -43,11 +50,10 @@ class InView(StageBase):
         return detections, self._changes(input, now, wall_time(frame))
 
     def _changes(self, input: int, now: Counter[str], wall: float) -> list[Occupancy]:
-        before = self._counts[input]
-        changed = sorted(k for k in set(now) | set(before) if now[k] != before[k])
+        labels = changed(self._counts[input], now)
         self._counts[input] = now
         return [Occupancy(camera=self._cameras[input], zone=None, label=label, count=now[label], frame_time=wall)
-                for label in changed]
+                for label in labels]
 
     def end(self, input: int) -> list:
         if input not in self._counts:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from zerocopy.analytics.geometry import along, bottom_centres, side
-from zerocopy.analytics.objects import InputState, ObjectStage, check_labels
+from zerocopy.analytics.objects import InputState, ObjectStage
 from zerocopy.analytics.records import LineCrossing
 from zerocopy.analytics.specs import lines_of
 from zerocopy.detections import Detections
@@ -48,10 +48,8 @@ class Lines(ObjectStage):
     kind = "line"
 
     def __init__(self, lines: Sequence[str], names: Sequence[str] | None):
-        super().__init__(names)
+        super().__init__(names, lines_of(lines))
         self.run_lines = tuple(lines)
-        for spec in lines_of(self.run_lines):
-            check_labels(f"line {spec.name}", spec.labels, self.names)
         self._sides: dict[int, dict[tuple[int, str], _Side]] = {}  # per input: (object, line) → its side
         self._pending: dict[int, list[_Crossed]] = {}
         self._counts: dict[tuple[str, str, str, str], int] = {}  # (camera, line, direction, label) → crossings
@@ -73,7 +71,7 @@ class Lines(ObjectStage):
             distance = side(segment, points)
             for i, tid in enumerate(np.asarray(tracked.tracker_id).tolist()):
                 label = self.label(int(tracked.labels[i]))
-                if spec.labels and label.lower() not in {n.lower() for n in spec.labels}:
+                if not spec.counts(label):
                     continue
                 now = 1 if distance[i] > band[i] else -1 if distance[i] < -band[i] else 0
                 if now == 0:

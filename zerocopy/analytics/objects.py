@@ -51,18 +51,23 @@ class ObjectStage(StageBase):
 
     kind = "shape"  # "zone" or "line", in messages
 
-    def __init__(self, names: Sequence[str] | None):
+    def __init__(self, names: Sequence[str] | None, run_specs: Sequence = ()):
+        """`run_specs`: the run's own shapes (each input's own are `specs_of` it), their labels checked now."""
         self.names = list(names or [])
+        self._check(run_specs)
         self._inputs: dict[int, InputState] = {}
         self.used = False  # an input had shapes of this kind: the run report has its section
+
+    def _check(self, specs: Sequence) -> None:
+        for spec in specs:
+            check_labels(f"{self.kind} {spec.name}", spec.labels, self.names)
 
     def specs_of(self, input: InputInfo) -> list:
         raise NotImplementedError
 
     def begin(self, input: InputInfo) -> None:
         specs = self.specs_of(input)
-        for spec in specs:
-            check_labels(f"{self.kind} {spec.name}", spec.labels, self.names)
+        self._check(specs)
         if specs:
             self._inputs[input.index] = InputState(info=input, specs=specs)
             self.used = True

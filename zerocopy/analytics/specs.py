@@ -9,8 +9,9 @@ Points are source-frame pixels, or fractions of the frame when every value is â‰
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from zerocopy.analytics.geometry import Points, check_polygon, check_segment, read_points, write_points
@@ -20,8 +21,22 @@ ZONE_OPTIONS = ("labels", "min_frames", "loiter_s")
 LINE_OPTIONS = ("labels",)
 
 
+class _Labelled:
+    """A shape that may count only some labels (`labels`, compared case-insensitively)."""
+
+    labels: tuple[str, ...]
+
+    @cached_property
+    def _lowered(self) -> frozenset[str]:
+        return frozenset(n.lower() for n in self.labels)
+
+    def counts(self, label: str) -> bool:
+        """Whether objects of `label` count here."""
+        return not self.labels or label.lower() in self._lowered
+
+
 @dataclass(frozen=True, kw_only=True)
-class ZoneSpec:
+class ZoneSpec(_Labelled):
     """A zone: an object is in it when its box's bottom-centre is, for `min_frames` inferred frames in a row
     (Frigate's inertia); `loiter_s`: one `loiter` event when it stays that long; `labels`: only these count."""
 
@@ -40,7 +55,7 @@ class ZoneSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LineSpec:
+class LineSpec(_Labelled):
     """A line objects are counted crossing (`in`: from its right-hand side to its left, looking from its first
     point to its second); `labels`: only these count."""
 
@@ -101,14 +116,7 @@ def parse_zone(text: str) -> ZoneSpec:
 def zone_from(name: str, given: Mapping[str, Any]) -> ZoneSpec:
     """A zone from a mapping (serve's `[cameras.X.zones.NAME]`, the API): `points` (text or numbers), and the
     optional `labels`, `min_frames`, `loiter_s`."""
-    unknown = sorted(set(given) - {"points", *ZONE_OPTIONS})
-    if unknown:
-        raise ValueError(f"zone {name}: unknown key {unknown[0]!r} (points, {', '.join(ZONE_OPTIONS)})")
-    points = _points(given.get("points"), f"zone {name}")
-    try:
-        check_polygon(points)
-    except ValueError as e:
-        raise ValueError(f"zone {name}: {e}") from None
+    points, labels = _shape("zone", name, given, ZONE_OPTIONS, check_polygon)
     min_frames, loiter = given.get("min_frames", 3), given.get("loiter_s")
     try:
         min_frames = int(min_frames) if not isinstance(min_frames, bool | float) else None
@@ -118,8 +126,8 @@ def zone_from(name: str, given: Mapping[str, Any]) -> ZoneSpec:
     if min_frames is None or min_frames < 1 or (loiter is not None and loiter <= 0):
         raise ValueError(f"zone {name}: min_frames is an integer â‰¥ 1 and loiter_s a number of seconds > 0, not "
                          f"{given.get('min_frames', 3)!r} and {given.get('loiter_s')!r}")
-    return ZoneSpec(name=_name(name, "zone"), points=points, labels=_labels(given["labels"]) if "labels" in given
-                    else (), min_frames=min_frames, loiter_s=None if loiter is None else float(loiter))
+    return ZoneSpec(name=_name(name, "zone"), points=points, labels=labels, min_frames=min_frames,
+                    loiter_s=None if loiter is None else float(loiter))
 
 
 def parse_line(text: str) -> LineSpec:
@@ -128,24 +136,30 @@ def parse_line(text: str) -> LineSpec:
 
 def line_from(name: str, given: Mapping[str, Any]) -> LineSpec:
     """A line from a mapping (serve's `[cameras.X.lines.NAME]`, the API): `points`, optional `labels`."""
-    unknown = sorted(set(given) - {"points", *LINE_OPTIONS})
+    points, labels = _shape("line", name, given, LINE_OPTIONS, check_segment)
+    return LineSpec(name=_name(name, "line"), points=points, labels=labels)
+
+
+def _shape(what: str, name: str, given: Mapping[str, Any], options: tuple[str, ...],
+           check: Callable[[Points], Any]) -> tuple[Points, tuple[str, ...]]:
+    """What zones and lines read alike from a mapping: no unknown key, the points (checked), the labels."""
+    unknown = sorted(set(given) - {"points", *options})
     if unknown:
-        raise ValueError(f"line {name}: unknown key {unknown[0]!r} (points, labels)")
-    points = _points(given.get("points"), f"line {name}")
-    try:
-        check_segment(points)
-    except ValueError as e:
-        raise ValueError(f"line {name}: {e}") from None
-    return LineSpec(name=_name(name, "line"), points=points,
-                    labels=_labels(given["labels"]) if "labels" in given else ())
+        raise ValueError(f"{what} {name}: unknown key {unknown[0]!r} (points, {', '.join(options)})")
+    points = _checked(given.get("points"), f"{what} {name}", check)
+    return points, _labels(given["labels"]) if "labels" in given else ()
 
 
 def parse_mask(text: Any) -> Points:
-    points = _points(text, "motion mask")
+    return _checked(text, "motion mask", check_polygon)
+
+
+def _checked(value: Any, what: str, check: Callable[[Points], Any]) -> Points:
+    points = _points(value, what)
     try:
-        check_polygon(points)
+        check(points)
     except ValueError as e:
-        raise ValueError(f"motion mask: {e}") from None
+        raise ValueError(f"{what}: {e}") from None
     return points
 
 

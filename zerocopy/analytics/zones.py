@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from zerocopy.analytics.counts import changed
 from zerocopy.analytics.geometry import bottom_centres, inside
-from zerocopy.analytics.objects import InputState, ObjectStage, check_labels
+from zerocopy.analytics.objects import InputState, ObjectStage
 from zerocopy.analytics.records import Occupancy
 from zerocopy.analytics.specs import zones_of
 from zerocopy.detections import Detections
@@ -47,10 +48,8 @@ class Zones(ObjectStage):
     kind = "zone"
 
     def __init__(self, zones: Sequence[str], names: Sequence[str] | None):
-        super().__init__(names)
+        super().__init__(names, zones_of(zones))
         self.run_zones = tuple(zones)
-        for spec in zones_of(self.run_zones):
-            check_labels(f"zone {spec.name}", spec.labels, self.names)
         self._objects: dict[int, dict[int, _Object]] = {}
         self._counts: dict[int, dict[tuple[str, str], int]] = {}  # per input: (zone, label) → objects in it now
         self._entries: dict[tuple[str, str, str], int] = {}  # (camera, zone, label) → objects that entered
@@ -74,8 +73,7 @@ class Zones(ObjectStage):
             obj = objects.setdefault(tid, _Object(label=label, box=box, score=0.0))
             obj.box, obj.score = box, float(tracked.scores[i])
             for z, spec in enumerate(st.specs):
-                counts = not spec.labels or label.lower() in {n.lower() for n in spec.labels}
-                self._step(obj, spec, bool(within[i, z]) and counts, st.t)
+                self._step(obj, spec, bool(within[i, z]) and spec.counts(label), st.t)
 
     @staticmethod
     def _step(obj: _Object, spec: Any, now_inside: bool, t: float) -> None:
@@ -135,15 +133,15 @@ class Zones(ObjectStage):
             for zone in obj.current:
                 now[(zone, obj.label)] = now.get((zone, obj.label), 0) + 1
         before = self._counts[st.info.index]
-        changed = [k for k in sorted(set(now) | set(before)) if now.get(k, 0) != before.get(k, 0)]
-        for zone, label in changed:
+        moved = changed(before, now)
+        for zone, label in moved:
             gained = now.get((zone, label), 0) - before.get((zone, label), 0)
             if gained > 0:
                 key = (st.info.camera, zone, label)
                 self._entries[key] = self._entries.get(key, 0) + gained
         self._counts[st.info.index] = now
         return [Occupancy(camera=st.info.camera, zone=zone, label=label, count=now.get((zone, label), 0),
-                          frame_time=st.wall) for zone, label in changed]
+                          frame_time=st.wall) for zone, label in moved]
 
     def forget(self, st: InputState, tracker_id: int) -> None:
         self._objects[st.info.index].pop(tracker_id, None)

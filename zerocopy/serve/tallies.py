@@ -11,7 +11,7 @@ from typing import Any
 
 from zerocopy.analytics.records import LineCrossing, Occupancy
 from zerocopy.snapshots.stage import SnapshotSaved
-from zerocopy.stages.motion import ALL_MOTION_S, ALL_MOTION_SHARE
+from zerocopy.stages.motion import AllMotion
 
 
 class Tallies:
@@ -27,8 +27,7 @@ class Tallies:
         self.whole_scene = 0  # times the whole picture moved at once (an IR switch, rain on the lens)
         self._whole = False
         self._at: float | None = None  # monotonic time of the last measured frame
-        self._watched = 0.0  # seconds measured
-        self._recent = 0.0  # share of the time with motion, averaged over ALL_MOTION_S
+        self._scene = AllMotion()
 
     def events(self, events: Iterable[Any]) -> int:
         """Takes a frame's events; returns how many go to the camera's events topic (the objects' events: `new`,
@@ -56,8 +55,8 @@ class Tallies:
         self.motion_frames += 1
         now = time.monotonic()
         dt = min(1.0, now - self._at) if self._at is not None else 0.0
-        self._at, self._watched = now, self._watched + dt
-        self._recent += (float(motion.moving) - self._recent) * min(1.0, dt / ALL_MOTION_S)
+        self._at = now
+        self._scene.add(motion.moving or motion.whole_scene, dt)
         self.motion_active = bool(motion.moving)
         whole = bool(motion.whole_scene)
         self.whole_scene += whole and not self._whole  # an episode counts once, when it begins
@@ -68,7 +67,7 @@ class Tallies:
     def all_motion(self) -> bool:
         """The scene has been all motion for a while (rain, wind in trees, a flickering light): the gate then
         infers at --detect-fps, and this says so."""
-        return self._watched >= ALL_MOTION_S and self._recent >= ALL_MOTION_SHARE
+        return self._scene.all_motion
 
     def lines(self) -> dict[str, dict[str, dict[str, int]]]:
         out: dict[str, dict[str, dict[str, int]]] = {}

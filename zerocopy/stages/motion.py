@@ -59,6 +59,32 @@ class MotionCounts:
 
 
 @dataclass(kw_only=True)
+class AllMotion:
+    """Whether a scene has been all motion (`ALL_MOTION_SHARE` of about the last `ALL_MOTION_S`), from its frames'
+    motion and the time between them; shared by this stage (the run report) and serve (`/metrics`)."""
+
+    recent: float = 0.0  # time with motion, exponentially averaged over ALL_MOTION_S (from 0: see `share`)
+    watched: float = 0.0  # seconds of it seen
+
+    def add(self, moving: bool, dt: float) -> None:
+        """A frame with (or without) motion, `dt` seconds after the one before (clamped by the caller)."""
+        if dt > 0:
+            self.recent += (float(moving) - self.recent) * (1.0 - math.exp(-dt / ALL_MOTION_S))
+            self.watched += dt
+
+    @property
+    def share(self) -> float:
+        """The share of the recent time with motion: the average's weight so far divided out, so that it is right
+        from the start."""
+        weight = 1.0 - math.exp(-self.watched / ALL_MOTION_S)
+        return self.recent / weight if weight > 0 else 0.0
+
+    @property
+    def all_motion(self) -> bool:
+        return self.watched >= ALL_MOTION_S and self.share >= ALL_MOTION_SHARE
+
+
+@dataclass(kw_only=True)
 class _Live:
     """An open input's state: the last frame's time and flags, and its tracked objects."""
 
@@ -67,25 +93,13 @@ class _Live:
     t: float | None = None
     calibrating: bool = False
     whole: bool = False
-    recent: float = 0.0  # time with motion, exponentially averaged over ALL_MOTION_S (from 0: see `share`)
-    watched: float = 0.0  # seconds of it seen since the input began
+    scene: AllMotion = field(default_factory=AllMotion)
     active_until: float = -math.inf
     busy_until: float = -math.inf  # an object moved: busy until then
     end_due: float = math.inf  # an unseen object's `end` needs an inferred frame from then on
     anchors: dict[int, tuple[float, float]] = field(default_factory=dict)  # id → where it was last seen moving from
     moved: dict[int, float] = field(default_factory=dict)  # id → the media time it last moved
     last_seen: dict[int, float] = field(default_factory=dict)  # id → the media time it was last inferred at
-
-    @property
-    def share(self) -> float:
-        """The share of the recent time (about the last `ALL_MOTION_S`) with motion: the average's weight so far
-        divided out, so that it is right from the start."""
-        weight = 1.0 - math.exp(-self.watched / ALL_MOTION_S)
-        return self.recent / weight if weight > 0 else 0.0
-
-    @property
-    def all_motion(self) -> bool:
-        return self.watched >= ALL_MOTION_S and self.share >= ALL_MOTION_SHARE
 
 
 class MotionStage(StageBase):
@@ -138,9 +152,8 @@ class MotionStage(StageBase):
         if m.moving:
             live.active_until = live.t + ACTIVE_S
         if dt > 0:
-            live.recent += (float(m.moving or m.whole_scene) - live.recent) * (1.0 - math.exp(-dt / ALL_MOTION_S))
-            live.watched += dt
-            c.all_motion_s += dt if live.all_motion else 0.0
+            live.scene.add(m.moving or m.whole_scene, dt)
+            c.all_motion_s += dt if live.scene.all_motion else 0.0
 
     def _objects(self, live: _Live, detections: Detections, t: float) -> None:
         """An inferred frame's tracked boxes: which objects moved, which are gone."""
@@ -180,7 +193,7 @@ class MotionStage(StageBase):
     def all_motion(self, input: int) -> bool:
         """Whether `input`'s scene is all motion now (see the module; a gauge)."""
         live = self._live.get(input)
-        return live is not None and live.all_motion
+        return live is not None and live.scene.all_motion
 
     def end(self, input: int) -> list:
         self._live.pop(input, None)
