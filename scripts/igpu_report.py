@@ -11,7 +11,9 @@
    region and per frame, and how far each path's landmarks are from the software path's (issue 17);
 5. small objects with `--tiles 1` (`objects` on a 1080p clip of a person at a fifth of the height) on every
    path: FPS, the tiles' times, and agreement with the software path;
-6. stream density (`zerocopy bench --streams auto`).
+6. stream density (`zerocopy bench --streams auto`);
+7. what the motion gate buys (issue 28): stream density on busy-20.mp4 (a 1080p30 camera busy ~20 % of the
+   time, `scripts/make_bench_clips.py`) at `--detect-fps 5`, with and without `--motion`, side by side.
 """
 
 from __future__ import annotations
@@ -69,6 +71,30 @@ def run_density(workdir: Path, max_streams: int) -> dict:
                               log=lambda m: print(m, file=sys.stderr))
     except ZeroCopyError as e:
         return {"error": str(e)}
+
+
+def run_motion_density(workdir: Path, max_streams: int, frames: int = 900) -> dict:
+    """`bench --streams auto --detect-fps 5` on busy-20.mp4 without and with `--motion`, every path that runs:
+    the streams each keeps, and their ratio (the issue's target: ≥ 1.5)."""
+    from make_bench_clips import write_busy_clip
+
+    from zerocopy.bench.density import stream_density
+    from zerocopy.bench.runner import BenchOptions
+    from zerocopy.config import RunConfig
+
+    clip = workdir / "busy-20.mp4"
+    write_busy_clip(clip, frames)
+    out: dict = {"clip": {"width": 1920, "height": 1080, "fps": 30, "frames": frames}}
+    for name, motion in (("detect_fps_5", False), ("detect_fps_5_motion", True)):
+        opts = BenchOptions(input=str(clip), frames=frames, config=RunConfig(detect_fps=5.0, motion=motion))
+        try:
+            out[name] = stream_density(opts, max_streams, log=lambda m: print(m, file=sys.stderr))
+        except ZeroCopyError as e:
+            out[name] = {"error": str(e)}
+    without, gated = (out[k].get("density", {}) for k in ("detect_fps_5", "detect_fps_5_motion"))
+    out["ratio"] = {path: round(gated[path]["streams"] / without[path]["streams"], 2)
+                    for path in without if path in gated and without[path].get("streams")}
+    return out
 
 
 def run_paths(frames: int, workdir: Path) -> dict:
@@ -174,6 +200,8 @@ def main() -> int:
     ap.add_argument("--max-streams", type=int, default=16, help="stream density: try at most this many")
     ap.add_argument("--skip-regions", action="store_true", help="leave out region crops (face-mesh on every path)")
     ap.add_argument("--skip-tiles", action="store_true", help="leave out --tiles (objects on every path)")
+    ap.add_argument("--skip-motion", action="store_true",
+                    help="leave out the motion gate's stream density (two density runs on a 30 s 1080p clip)")
     args = ap.parse_args()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     out = args.out or ROOT / f"igpu-report-{platform.node() or 'host'}-{stamp}.json"
@@ -193,6 +221,9 @@ def main() -> int:
         if not args.skip_density:
             print("measuring stream density: paced 1080p30 streams each path keeps in real time …", file=sys.stderr)
             report["density"] = run_density(Path(tmp), args.max_streams)
+        if not args.skip_motion and not args.skip_density:
+            print("motion gate: stream density at --detect-fps 5 without and with --motion …", file=sys.stderr)
+            report["motion"] = run_motion_density(Path(tmp), args.max_streams)
     out.write_text(json.dumps(report, indent=2) + "\n")
 
     print(f"\n{'path':<10} {'fps':>8} {'CPU ms/frame':>13} {'preprocess ms':>14} {'agreement':>10}")
@@ -205,6 +236,11 @@ def main() -> int:
     for path, d in report.get("density", {}).get("density", {}).items():
         print(f"{path:<10} keeps {d['streams']}{'+' if d['capped'] else ''} paced 1080p30 streams "
               f"(p95 latency {d['p95_latency_ms']} ms, CPU {d['cpu_percent']}%)")
+    motion = report.get("motion", {})
+    for path, ratio in motion.get("ratio", {}).items():
+        without, gated = (motion[k]["density"][path] for k in ("detect_fps_5", "detect_fps_5_motion"))
+        print(f"{path:<10} busy-20.mp4 at --detect-fps 5: {without['streams']}{'+' if without['capped'] else ''} "
+              f"streams, with --motion {gated['streams']}{'+' if gated['capped'] else ''} ({ratio}×)")
     for path, r in report.get("regions", {}).get("paths", {}).items():
         rois, marks = r["rois"] or {}, r.get("landmarks_vs_software", {})
         crop = (rois.get("per_region_crop_ms") or {}).get("mean_ms", "")
