@@ -196,7 +196,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--frames", type=int, default=300)
     ap.add_argument("--skip-tests", action="store_true", help="leave out the hardware tests")
-    ap.add_argument("--skip-density", action="store_true", help="leave out the stream density measurement")
+    ap.add_argument("--skip-density", action="store_true",
+                    help="leave out the stream density measurements (the motion gate's too)")
     ap.add_argument("--max-streams", type=int, default=16, help="stream density: try at most this many")
     ap.add_argument("--skip-regions", action="store_true", help="leave out region crops (face-mesh on every path)")
     ap.add_argument("--skip-tiles", action="store_true", help="leave out --tiles (objects on every path)")

@@ -2,11 +2,11 @@
 may have happened.
 
 A frame is inferred when `DetectRate` says it is due (every frame without `--detect-fps`) and at least one of:
-motion was seen on any frame since the last inferred one (this one included); the background is calibrating or
-the whole scene just changed (the detector cannot tell, so the model looks); `busy()` says a tracked object of
-the input is moving (or is due to end); `keepalive` seconds of media time passed since the last inferred frame;
-or it is the input's first frame. A frame not inferred says why: `"detect_fps"` (not due) or `"motion"` (due, and
-the gate found no reason).
+motion was seen since the last inferred frame (this one included; below: which frames it is measured on); the
+background is calibrating or the whole scene just changed (the detector cannot tell, so the model looks); `busy()`
+says a tracked object of the input is moving (or is due to end); `keepalive` seconds of media time passed since
+the last inferred frame; or it is the input's first frame. A frame not inferred says why: `"detect_fps"` (not
+due) or `"motion"` (due, and the gate found no reason).
 
 Motion is measured (the path's luma picture made, the detector run) on every frame that is due, and between them at
 least every `MEASURE_EVERY_S` of media time; the frames in between carry the last measurement. What moved between

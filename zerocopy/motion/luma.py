@@ -77,7 +77,8 @@ class PlanesLuma:
         self._at = Samples()
 
     def __call__(self, frame: av.VideoFrame) -> Luma:
-        full = is_full_range(frame)
+        # gray with no range tag is full range (swscale's meaning of gray); tagged, its tag holds
+        full = is_full_range(frame) or (frame.format.name.startswith("gray") and frame.color_range != 1)
         at = self._at.of(frame.width, frame.height)
         if frame.format.name in EIGHT_BIT_LUMA:
             plane = frame.planes[0]
@@ -99,7 +100,7 @@ class BgrLuma:
 
     def __call__(self, bgr: np.ndarray) -> Luma:
         h, w = bgr.shape[:2]
-        small = self._at.of(w, h).take(bgr).astype(np.uint16)  # (lh, lw, 3): only the sampled pixels are read
+        small = self._at.of(w, h).take(bgr).astype(np.uint16)  # (lh, lw, 3): the sampled lines copied, then pixels
         y = (small[..., 0] * 29 + small[..., 1] * 150 + small[..., 2] * 77 + 128) >> 8  # BT.601, full range
         return Luma(y.astype(np.uint8), w, h)
 

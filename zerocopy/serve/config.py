@@ -175,18 +175,19 @@ def _check_shape_labels(settings: dict[str, Any], names: Sequence[str], where: s
                 problem(where, str(e))
 
 
-def _check_url(url: str, where: str, problem: Callable[[str, str], None], loop: bool = False) -> None:
+def _check_url(url: str, where: str, problem: Callable[[str, str], None], loop: bool = False,
+               key: str = "url") -> None:
     """A camera is a stream or a device, or a file with `loop = true` (for trying serve: played again from its
     start at its end, paced as live); a file without it would be read to its end at full speed (`zerocopy detect`
     runs files)."""
     scheme = url_scheme(url)
     if scheme is not None and scheme not in NETWORK_SCHEMES:
-        problem(where, f"url: {redact(url)!r}: {scheme}:// is not a stream zerocopy opens (use rtsp://, http://, "
+        problem(where, f"{key}: {redact(url)!r}: {scheme}:// is not a stream zerocopy opens (use rtsp://, http://, "
                 "udp://, srt://…)")
     elif (shown := schemeless_url(url)) is not None:
-        problem(where, f"url: {shown!r} has no scheme: write rtsp://…, http://… or udp://…")
+        problem(where, f"{key}: {shown!r} has no scheme: write rtsp://…, http://… or udp://…")
     elif source_kind(url) == "file" and not loop:
-        problem(where, f"url: {redact(url)!r} is a file, not a camera: serve runs streams (rtsp://, http://, "
+        problem(where, f"{key}: {redact(url)!r} is a file, not a camera: serve runs streams (rtsp://, http://, "
                 "udp://…) and devices (/dev/video0); to try serve on a file, add loop = true; `zerocopy detect` "
                 "runs files")
     elif loop and source_kind(url) != "file":
@@ -322,7 +323,7 @@ def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: boo
     if not isinstance(url, str) or not url.strip():
         return None
     url = url.strip()
-    _check_url(url, where, problem, loop)
+    _check_url(url, where, problem, loop, key="url" if "url" in cam else "detect_url")
     if loop and source_kind(url) == "file":  # relative to the config's folder, like the other files
         url = str(fill.base / os.path.expanduser(url))
         if not Path(url).is_file():

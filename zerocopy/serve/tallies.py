@@ -22,7 +22,7 @@ class Tallies:
         self.zones: dict[str, dict[str, int]] = {}  # zone → label → in it now
         self.crossings: dict[tuple[str, str, str], int] = {}  # (line, direction, label) → since the start
         self.motion_active = False
-        self.motion_frames = 0  # frames the motion gate measured
+        self.motion_frames = 0  # frames with the gate's motion record (measured, or carried from the last)
         self.skipped = 0  # inferences the motion gate saved
         self.whole_scene = 0  # times the whole picture moved at once (an IR switch, rain on the lens)
         self._whole = False
@@ -48,7 +48,7 @@ class Tallies:
         return objects
 
     def frame(self, frame: Any) -> None:
-        """A frame's motion, where the gate measured it (`PreparedFrame.motion`)."""
+        """A frame's motion record (`PreparedFrame.motion`: measured on it, or carried from the last measured)."""
         motion = frame.motion
         if motion is None:
             return

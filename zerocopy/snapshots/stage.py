@@ -8,7 +8,8 @@ The picture: the one kept for drawing (`PreparedFrame.picture`, serve keeps it),
 asks the path to keep (`crops`: `PreparedFrame.source`). On the VA paths without a kept picture that frame is a VA-API
 surface: the chosen frame alone is downloaded (`resize.vaapi.SurfaceDownload`, one per input, made on its first VA
 frame), once for all the objects whose score rose on it. A picture that cannot be had (a download that failed, a GPU
-frame of another kind) gives that object no snapshot, said once per input; the run goes on."""
+frame of another kind) gives no picture for the objects that rose on that frame (each keeps the one it had, and
+none is asked for again for `RETRY_S`), said once per input; the run goes on."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from zerocopy.track import ObjectEvent
 log = logging.getLogger("zerocopy")
 
 BETTER = 0.02  # a picture is worth copying when the object's score rose this much
+RETRY_S = 2.0  # an object whose picture could not be had is not asked for another for this long (media time)
 # a download that failed: the graph refused (av.FFmpegError, ValueError), the bridge (BridgeUnavailable, LayoutError:
 # RuntimeErrors)
 DOWNLOAD_FAILURES = (av.FFmpegError, RuntimeError, ValueError, OSError)
@@ -48,10 +50,10 @@ class _Best:
     box: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     written_at: float | None = None  # media time of its last snapshot submitted
     fresh: bool = False  # a better picture than the last one submitted
-    refused: bool = False  # its picture could not be had: no snapshot for this object
+    retry_at: float = -1.0  # media time: its picture could not be had, none is asked for before then
 
-    def wants(self, score: float) -> bool:
-        return not self.refused and score >= self.score + BETTER
+    def wants(self, score: float, t: float) -> bool:
+        return t >= self.retry_at and score >= self.score + BETTER
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,11 +138,11 @@ class Snapshots(StageBase):
         st.t = media_time(frame, st.rate)
         ids = np.asarray(detections.tracker_id)
         rose = [(i, best) for i in np.flatnonzero(ids >= 0)
-                if (best := st.best.setdefault(int(ids[i]), _Best())).wants(float(detections.scores[i]))]
+                if (best := st.best.setdefault(int(ids[i]), _Best())).wants(float(detections.scores[i]), st.t)]
         still = self._still(st, frame) if rose else None  # one copy (one download) for every object that rose
         for i, best in rose:
             if still is None:
-                best.refused = True
+                best.retry_at = st.t + RETRY_S
                 continue
             best.score, best.still, best.fresh = float(detections.scores[i]), still, True
             best.box = tuple(float(v) for v in detections.xyxy[i])

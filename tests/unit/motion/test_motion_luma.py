@@ -46,7 +46,7 @@ def test_the_software_luma_is_the_frames_brightness_small(clips, full_range):
     assert np.abs(error).mean() < 2  # point samples against a box average
 
 
-def test_a_frame_of_another_format_goes_through_swscale_to_the_same_picture(clips):
+def test_a_frame_of_another_format_gives_the_same_picture(clips):
     path, _ = clips("luma-False.mp4", ClipSpec(width=1280, height=720, frames=2, face="grace_hopper"))
     frame = first_frame(path)
     eight = PlanesLuma()(frame).picture  # sampled in place
@@ -54,6 +54,15 @@ def test_a_frame_of_another_format_goes_through_swscale_to_the_same_picture(clip
         other = PlanesLuma()(frame.reformat(format=fmt)).picture
         assert other.shape == (112, 192)
         assert np.abs(cells(other) - cells(eight)).mean() < 2, fmt
+
+
+def test_gray_without_a_range_tag_is_full_range_with_one_it_follows_it():
+    levels = np.repeat(np.array([0, 32, 64, 224, 255], np.uint8), 64)[None].repeat(360, axis=0)  # 320 wide
+    frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(levels), format="gray")
+    assert frame.color_range == 0  # unspecified
+    assert set(np.unique(PlanesLuma()(frame).picture)) == {0, 32, 64, 224, 255}  # as they are
+    frame.color_range = 1  # said to be limited range (MPEG)
+    assert set(np.unique(PlanesLuma()(frame).picture)) == {0, 19, 56, 242, 255}  # 16–235 stretched
 
 
 def test_the_baseline_luma_samples_the_bgr_picture(clips):

@@ -295,7 +295,7 @@ def test_detect_url_is_url_by_frigates_name(tmp_path):
     found = problems(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\ndetect_url = "rtsp://a.lan/2"\n')
     assert found == ["[cameras.a] url and detect_url are the same key (the stream detection decodes): give one"]
     found = problems(tmp_path, '[cameras.a]\ndetect_url = "foo://a.lan/1"\n')
-    assert len(found) == 1 and "foo:// is not a stream" in found[0]
+    assert len(found) == 1 and found[0].startswith("[cameras.a] detect_url: 'foo://a.lan/1': foo:// is not a stream")
 
 
 def test_snapshots_is_a_switch_of_http(tmp_path):
