@@ -158,11 +158,13 @@ def test_a_ten_second_broker_outage_mid_run(tmp_path):
         broker.start()
         Subscriber(broker, "cams/#", session="zc-test-run-outage").close()  # the session keeps what comes meanwhile
         with LiveServer(clip, "http", lifetime=90) as camera:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "zerocopy", "detect", camera.url, "--path", "software", "--publish",
-                 broker.url("cams"), "--name", "door", "--report", str(report), "--quiet"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            time.sleep(1.0)  # the run's first second, with the broker there (the camera's pace, not a wait)
+            with Subscriber(broker, "cams/available/#") as watch:  # the run's `online`: it has connected
+                proc = subprocess.Popen(
+                    [sys.executable, "-m", "zerocopy", "detect", camera.url, "--path", "software", "--publish",
+                     broker.url("cams"), "--name", "door", "--report", str(report), "--quiet"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                wait_until(lambda: "online" in watch.on(""), 60, "the run to connect to the broker")
+            time.sleep(1.0)  # a second of the run with the broker there (the camera's pace, not a wait)
             broker.stop()
             time.sleep(10.0)  # the outage
             broker.start()
