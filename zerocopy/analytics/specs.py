@@ -127,7 +127,7 @@ def zone_from(name: str, given: Mapping[str, Any]) -> ZoneSpec:
         raise ValueError(f"zone {name}: min_frames is an integer ≥ 1 and loiter_s a number of seconds > 0, not "
                          f"{given.get('min_frames', 3)!r} and {given.get('loiter_s')!r}")
     return ZoneSpec(name=_name(name, "zone"), points=points, labels=labels, min_frames=min_frames,
-                    loiter_s=None if loiter is None else float(loiter))
+                    loiter_s=loiter)
 
 
 def parse_line(text: str) -> LineSpec:

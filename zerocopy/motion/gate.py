@@ -98,6 +98,7 @@ class MotionGate:
         self.every_frame = spec.boxes  # boxes are drawn on every frame: measured on every frame
         self.due = due  # `paths.rate.DetectRate` with --detect-fps: which frames may be inferred at all
         self.rate = rate if rate and rate > 0 else GUESSED_RATE
+        self._every = MEASURE_EVERY_S - 0.5 / self.rate  # half a frame's slack: 6 frames at 30 fps are 0.2 s
         self.keepalive = spec.keepalive
         self.busy = spec.busy or never
         self._seen = False  # motion since the last inferred frame
@@ -133,7 +134,7 @@ class MotionGate:
             self._inferred = self._measured = None
         self._last = (t, arrived)
         due = self.due is None or self.due.take(index, pts)
-        if due or self.every_frame or self._measured is None or t - self._measured > MEASURE_EVERY_S - 0.5 / self.rate:
+        if due or self.every_frame or self._measured is None or t - self._measured > self._every:
             motion = self._measure(picture, t)
         else:
             motion = self._motion

@@ -42,6 +42,7 @@ class Prepared:
 
 Prepare = Callable[[Any], Prepared]
 INFER = Gated(True, None, None)  # every frame, without --detect-fps or --motion
+NOT_DUE = Gated(False, None, "detect_fps")  # a frame --detect-fps leaves out, without --motion
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -138,7 +139,7 @@ class PreparedStream:
         if self.gate is not None:
             return self.gate(index, pts, picture, arrived)
         if self.sampler is not None and not self.sampler.take(index, pts):
-            return Gated(False, None, "detect_fps")
+            return NOT_DUE
         return INFER
 
     def _generate(self) -> Iterator[PreparedFrame]:

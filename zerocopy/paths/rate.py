@@ -20,17 +20,13 @@ class DetectRate:
         self.slack = 0.5 / rate if rate and rate > 0 else 0.0
         self.rate = rate if rate and rate > 0 else GUESSED_RATE
         self._due: float | None = None
-        self.taken = 0
-        self.seen = 0
 
     def take(self, index: int, pts: float | None) -> bool:
         """Whether frame `index` (at `pts` seconds) is inferred."""
-        self.seen += 1
         t = pts if pts is not None else index / self.rate
         if self._due is not None and t < self._due - self.slack and t >= self._due - 2 * self.period:
             return False
         if self._due is None or t > self._due + self.period or t < self._due - 2 * self.period:
             self._due = t  # the first frame, or after a gap or a jump back: start again here
         self._due += self.period
-        self.taken += 1
         return True

@@ -43,7 +43,7 @@ def event_answer(storage: Storage | None, rest: list[str], request: Request) -> 
     if len(rest) == 1:
         return as_json(HTTPStatus.OK, event.to_json())
     kind, content_type = FILES[rest[1]]
-    path = {"snapshot": event.snapshot, "thumbnail": event.thumbnail, "clip": event.clip}[kind]
+    path = getattr(event, kind)  # one of store.events.FILES
     if path is None:
         return as_json(HTTPStatus.NOT_FOUND, {"error": f"event {event.id!r} has no {kind}"})
     return file_answer(path, content_type, request.headers.get("range"))

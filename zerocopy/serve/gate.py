@@ -10,8 +10,8 @@ import hmac
 import ipaddress
 from http import HTTPStatus
 
+from zerocopy.serve.answers import Answer, as_json
 from zerocopy.serve.http_config import host_name
-from zerocopy.serve.routes import Answer, as_json
 
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 

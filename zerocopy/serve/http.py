@@ -23,11 +23,12 @@ from http import HTTPStatus
 from typing import Any
 
 from zerocopy.errors import ZeroCopyError
+from zerocopy.serve.answers import Request, as_json
 from zerocopy.serve.files import send_answer
 from zerocopy.serve.gate import LOOPBACK_NAMES, Gate
 from zerocopy.serve.http_config import HttpConfig, host_name, is_loopback, parse_listen
 from zerocopy.serve.page import PAGE_PATHS
-from zerocopy.serve.routes import Request, StatusSource, as_json, metrics_registry, route
+from zerocopy.serve.routes import StatusSource, metrics_registry, route
 
 READ_TIMEOUT_S = 10.0  # from a connection's opening (or its last answer) to its next request's complete headers
 KEEP_ALIVE_S = 5.0  # a connection idle after an answer is closed after this (uvicorn's timeout_keep_alive)

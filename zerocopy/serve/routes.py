@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from http import HTTPStatus
 from typing import Any, NamedTuple, Protocol
 
+from zerocopy.publish.ledger import KINDS
 from zerocopy.serve.answers import Answer, Request, as_json
 from zerocopy.serve.event_routes import event_answer
 from zerocopy.serve.page import PAGE_PATHS, page_answer
@@ -15,8 +16,6 @@ from zerocopy.serve.status import STATES, CameraStatus
 from zerocopy.serve.tallies import analytics_metrics
 from zerocopy.store.metrics import storage_metrics
 from zerocopy.store.storage import Storage
-
-__all__ = ["Answer", "Health", "HealthAnswer", "Request", "StatusSource", "as_json", "health", "route"]
 
 BEHIND = 100  # messages waiting for a connected broker from which /health is "degraded" (fewer: awaiting its ack)
 
@@ -114,7 +113,7 @@ class ServeCollector:
                                             "(events) or that were written to it (detections)", labels=["kind"])
             dropped = CounterMetricFamily("zerocopy_mqtt_dropped", "MQTT messages never delivered (offline queue "
                                           "full, broker away)", labels=["kind"])
-            for kind in ("events", "detections", "extras"):
+            for kind in KINDS:
                 counts = stats.get(kind) or {}
                 published.add_metric([kind], counts.get("published", 0))
                 dropped.add_metric([kind], counts.get("dropped", 0))

@@ -23,6 +23,7 @@ import numpy as np
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.pipeline.tracking import media_time
 from zerocopy.stages.base import InputInfo, StageBase
 
 MOVED_SHARE = 0.1  # a tracked box's centre moving this share of its larger side: the object moves
@@ -124,7 +125,7 @@ class MotionStage(StageBase):
         live = self._live.get(input)
         if live is None or frame.motion is None:
             return detections, []
-        t = frame.pts if frame.pts is not None else frame.index / live.rate
+        t = media_time(frame, live.rate)
         if live.t is not None and t < live.t - 0.5 / live.rate:  # a restarted time base: the objects are new
             live.anchors.clear()
             live.moved.clear()

@@ -1,10 +1,9 @@
 """serve's storage (issue 29 §3): the folder where events and their files are kept (`[storage]`), owned by the
 engine and closed with it. Object events reach the store on a thread of its own (`record`: a bounded queue, so a
 run never waits for the disk; what does not fit is counted), which also applies retention every `PRUNE_EVERY_S`
-(bounded work each time). The parts that write files (snapshots, clips) `attach` them to their event, mark a file
-being written with `writing(path)` (retention never removes it) and say when a full disk stops recording
-(`set_recording_stopped`, or `watch(disk_full=…)`: a `/metrics` gauge; detection goes on); `watch(busy=…)` takes
-another part's own set of files being written."""
+(bounded work each time). The parts that write files (snapshots, clips) `attach` them to their event and are
+watched (`watch`): their files being written (`busy`: retention never removes them) and their disk-full flag
+(`disk_full`: a `/metrics` gauge; detection goes on)."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,8 +56,6 @@ class Storage:
         self.dropped = 0
         self._queue: queue.Queue[Any] = queue.Queue(QUEUE)
         self._lock = threading.Lock()
-        self._busy: dict[str, int] = {}  # path → writers
-        self._stopped: str | None = None  # why recording is stopped
         self._busy_sources: list[Callable[[], Iterable[str | Path]]] = []  # `watch`
         self._full_sources: list[Callable[[], bool]] = []
         self._every = prune_every
@@ -78,20 +75,6 @@ class Storage:
         self._put(("attach", event_id, {"snapshot": snapshot, "thumbnail": thumbnail, "clip": clip}), 1,
                   ATTACH_WAIT_S)
 
-    @contextlib.contextmanager
-    def writing(self, path: str | Path) -> Iterator[None]:
-        """`path` is being written while inside: retention keeps its event (and the file) whatever their age."""
-        key = os.path.abspath(path)
-        with self._lock:
-            self._busy[key] = self._busy.get(key, 0) + 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._busy[key] -= 1
-                if not self._busy[key]:
-                    del self._busy[key]
-
     def watch(self, *, busy: Callable[[], Iterable[str | Path]] | None = None,
               disk_full: Callable[[], bool] | None = None) -> None:
         """Another part's files being written (`busy()`: their paths, e.g. a clip writer's `busy_paths`; retention
@@ -104,25 +87,15 @@ class Storage:
                 self._full_sources.append(disk_full)
 
     def busy_paths(self) -> frozenset[str]:
-        """Every file being written now (absolute paths): `writing()`'s and the watched parts'."""
+        """Every file being written now (absolute paths): the watched parts'."""
         with self._lock:
-            paths, sources = set(self._busy), list(self._busy_sources)
-        return frozenset(paths | {os.path.abspath(p) for source in sources for p in source()})
+            sources = list(self._busy_sources)
+        return frozenset(os.path.abspath(p) for source in sources for p in source())
 
     def recording_stopped(self) -> bool:
         with self._lock:
-            stopped, sources = self._stopped is not None, list(self._full_sources)
-        return stopped or any(full() for full in sources)
-
-    def set_recording_stopped(self, why: str | None) -> None:
-        """The file writers: recording has stopped because the disk is full (`why`, said once), or goes again
-        (None). `zerocopy_storage_recording_stopped` shows it; detection and events go on either way."""
-        with self._lock:
-            before, self._stopped = self._stopped, why
-        if why is not None and before is None:
-            self.say(f"storage {self.folder}: recording stopped: {why}; detection and events go on")
-        elif why is None and before is not None:
-            self.say(f"storage {self.folder}: recording again")
+            sources = list(self._full_sources)
+        return any(full() for full in sources)
 
     # --- the storage's thread ----------------------------------------------------------------------
     def _put(self, item: tuple, count: int, wait: float = 0.0) -> None:

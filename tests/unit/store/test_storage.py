@@ -56,18 +56,17 @@ def test_files_attached_right_after_their_event_reach_its_row(storage, tmp_path)
 def test_retention_runs_on_the_storages_thread_and_keeps_busy_files(tmp_path, said):
     clips = [tmp_path / f"c{i}.mp4" for i in range(4)]
     storage = Storage(tmp_path / "store", max_bytes=10**9, max_days=1.0, say=said.append, prune_every=0.05)
-    watched: set = {clips[2]}
+    watched: set = {clips[1], clips[2]}
     storage.watch(busy=lambda: set(watched))
     try:
-        with storage.writing(clips[1]):
-            for i, clip in enumerate(clips):
-                clip.write_bytes(b"x" * 100)
-                storage.record([event("end", f"old{i}", time.time() - 3 * 86400, end=time.time() - 3 * 86400)])
-                storage.attach(f"old{i}", clip=clip)
-            storage.record([event("new", "recent", time.time())])
-            wait_until(lambda: storage.stats().removed == 2, 30, "the two old events that are not busy removed")
-            assert sorted(e.id for e in storage.store.query()) == ["old1", "old2", "recent"]
-            assert [c.exists() for c in clips] == [False, True, True, False]
+        for i, clip in enumerate(clips):
+            clip.write_bytes(b"x" * 100)
+            storage.record([event("end", f"old{i}", time.time() - 3 * 86400, end=time.time() - 3 * 86400)])
+            storage.attach(f"old{i}", clip=clip)
+        storage.record([event("new", "recent", time.time())])
+        wait_until(lambda: storage.stats().removed == 2, 30, "the two old events that are not busy removed")
+        assert sorted(e.id for e in storage.store.query()) == ["old1", "old2", "recent"]
+        assert [c.exists() for c in clips] == [False, True, True, False]
         watched.clear()
         wait_until(lambda: storage.stats().removed == 4, 30, "the others removed once written")
         assert [e.id for e in storage.store.query()] == ["recent"] and not any(c.exists() for c in clips)
@@ -76,19 +75,14 @@ def test_retention_runs_on_the_storages_thread_and_keeps_busy_files(tmp_path, sa
     assert said == []
 
 
-def test_recording_stopped_by_a_full_disk_is_said_once_and_shown(storage, said):
-    storage.set_recording_stopped("the disk is full (120 MB free)")
-    storage.set_recording_stopped("the disk is full (100 MB free)")
-    assert storage.stats().recording_stopped
-    storage.set_recording_stopped(None)
-    assert not storage.stats().recording_stopped
-    assert said == [f"storage {storage.folder}: recording stopped: the disk is full (120 MB free); detection and "
-                    "events go on", f"storage {storage.folder}: recording again"]
+def test_recording_stopped_by_a_full_disk_is_shown(storage):
     full = [False]
     storage.watch(disk_full=lambda: full[0])  # a clip writer's own flag
     assert not storage.stats().recording_stopped
     full[0] = True
     assert storage.stats().recording_stopped
+    full[0] = False
+    assert not storage.stats().recording_stopped
 
 
 def test_the_metrics(storage, tmp_path):
@@ -96,7 +90,7 @@ def test_the_metrics(storage, tmp_path):
     clip.write_bytes(b"c" * 500)
     storage.record([event("new", "a"), event("new", "b", T0 + 1)])
     storage.attach("b", clip=clip)
-    storage.set_recording_stopped("the disk is full")
+    storage.watch(disk_full=lambda: True)  # a clip writer's flag
     assert storage.flush()
 
     class Collector:
