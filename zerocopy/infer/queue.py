@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import threading
 import time
-import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,6 +14,7 @@ import openvino as ov
 from zerocopy.errors import InferenceError, openvino_reason
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
+from zerocopy.infer.requests import RequestQueue
 from zerocopy.postprocess.base import split_batch_major
 
 
@@ -24,77 +22,6 @@ class Handoff(Protocol):
     def bind(self, request: ov.InferRequest, frames: Sequence[PreparedFrame], slot: int) -> Any:
         """Set the request's inputs from `frames`; `slot` names the request (stable per request).
         Returns whatever must stay alive until the request completes."""
-
-
-class RequestQueue:
-    """An `AsyncInferQueue` of `jobs` requests on `compiled`, freed safely.
-
-    Its completion callback calls `on_done` (a bound method) through a weak reference: a bound method held by
-    the queue its owner holds is a cycle through native code that Python's collector cannot break (the
-    compiled model, its threads and files lived on after `close()`). And OpenVINO drops the callback (a Python
-    object) on whichever thread lets the last request go, with the GIL taken for it: an executor thread, at
-    times, after `wait_all` returned. A compiled model freed meanwhile joins that thread, GIL held, and the
-    process hangs. So `close()` waits until every request is idle and the callback has been let go, the GIL
-    released, before the owner may free the compiled model; a queue that never lets go is kept, with its model,
-    for the process's life.
-    """
-
-    def __init__(self, compiled: ov.CompiledModel, jobs: int, on_done: Callable[[ov.InferRequest, Any], None]):
-        method = weakref.WeakMethod(on_done)
-
-        def done(request: ov.InferRequest, userdata: Any) -> None:
-            bound = method()
-            if bound is not None:
-                bound(request, userdata)
-
-        self._compiled, self._done = compiled, done
-        self.queue: ov.AsyncInferQueue | None = ov.AsyncInferQueue(compiled, jobs)
-        self.queue.set_callback(done)
-
-    def __getitem__(self, rid: int) -> ov.InferRequest:
-        assert self.queue is not None, "closed"
-        return self.queue[rid]
-
-    def get_idle_request_id(self) -> int:
-        assert self.queue is not None, "closed"
-        return self.queue.get_idle_request_id()
-
-    def start_async(self, userdata: Any) -> None:
-        assert self.queue is not None, "closed"
-        self.queue.start_async(userdata=userdata)
-
-    def wait_all(self) -> None:
-        assert self.queue is not None, "closed"
-        self.queue.wait_all()
-
-    def close(self, abandoned: bool = False) -> None:
-        """Free the queue (idempotent): its requests idle (OpenVINO's `wait_all`, which rethrows a failed one's
-        error once all are idle), then its callback let go. `abandoned`: a request never finished (a hung GPU):
-        the queue is kept as it is, never freed."""
-        queue, self.queue = self.queue, None
-        if queue is None:
-            return
-        if abandoned:
-            _NEVER_FREED.append((queue, self._compiled))
-            return
-        with contextlib.suppress(RuntimeError):
-            queue.wait_all()
-        del queue
-        deadline = time.monotonic() + RELEASE_TIMEOUT_S
-        while self._held_natively() and time.monotonic() < deadline:
-            time.sleep(0.001)  # the GIL released: the thread letting the callback go may take it
-        if self._held_natively():
-            _NEVER_FREED.append((None, self._compiled))  # still held natively: freeing its model could hang
-
-
-    def _held_natively(self) -> bool:
-        """Whether OpenVINO still holds the callback (references beyond `self._done` and this call's argument)."""
-        return sys.getrefcount(self._done) > 2
-
-
-# request queues (or their compiled models) that could not be freed safely: kept for the process's life
-_NEVER_FREED: list[tuple] = []
-RELEASE_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -110,7 +37,6 @@ class Result:
 @dataclass
 class _Pending:
     frames: list[PreparedFrame]
-    held: Any  # what the hand-off bound (remote tensors, the VA frame): kept until completion
     rid: int
     start: float
 
@@ -153,10 +79,11 @@ class InferenceScheduler:
         except RuntimeError as e:
             self.failed = True
             raise InferenceError(f"inference failed: {openvino_reason(e)}") from None
-        held = self.handoff.bind(self._queue[rid], frames, rid)
         seq = self._next_submit
+        # what the hand-off bound (remote tensors, the VA frame) stays with the queue until delivered
+        self._queue.hold(seq, self.handoff.bind(self._queue[rid], frames, rid))
         with self._lock:
-            self._pending[seq] = _Pending(frames[:real], held, rid, time.perf_counter())
+            self._pending[seq] = _Pending(frames[:real], rid, time.perf_counter())
         self._next_submit += 1
         try:
             self._queue.start_async(userdata=seq)
@@ -164,6 +91,7 @@ class InferenceScheduler:
             self.failed = True
             with self._lock:
                 self._pending.pop(seq)
+            self._queue.let_go(seq)
             self._next_submit -= 1
             raise InferenceError(f"inference could not start: {openvino_reason(e)}") from None
 
@@ -172,7 +100,7 @@ class InferenceScheduler:
         order, with `outputs` None, once every batch submitted before it is out."""
         seq = self._next_submit
         with self._lock:
-            self._pending[seq] = _Pending([frame], None, -1, time.perf_counter())
+            self._pending[seq] = _Pending([frame], -1, time.perf_counter())
             self._finished[seq] = ([None], 0.0, None)  # type: ignore[list-item]
         self._next_submit += 1
 
@@ -240,6 +168,7 @@ class InferenceScheduler:
                     return
                 per_frame, ms, err = self._finished.pop(self._next_deliver)
                 pending = self._pending.pop(self._next_deliver)
+            self._queue.let_go(self._next_deliver)
             self._next_deliver += 1
             if err is not None:
                 if isinstance(err, InferenceError):
@@ -249,10 +178,13 @@ class InferenceScheduler:
                 yield Result(frame, outputs, ms)
 
     def discard(self) -> None:
-        """Forget what was submitted and not delivered (after `wait_all`): the input it came from ended."""
+        """Forget what was submitted and not delivered (after `wait_all`): the input it came from ended. What a
+        request that did not finish in time reads stays with its queue, which is never freed."""
         with self._lock:
             self._pending.clear()
             self._finished.clear()
+        if not self.abandoned:
+            self._queue.let_go()
         self._next_deliver = self._next_submit
 
     def wait_all(self) -> None:

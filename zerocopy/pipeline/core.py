@@ -187,13 +187,20 @@ class Pipeline:
                     raise self._refuse(Code.COMPILE, "", e) from None
                 raise
             self._context = stream.context
-            self.scheduler = None
+            self.drop_scheduler()
             self.config = self.planned.resolve(optimal_nireq=self.model.optimal_nireq, nireq_cap=self.front.nireq_cap)
             if self.clock is not None and not self.setup_s:
                 self.setup_s = self.clock.restart()
         if self.scheduler is None:
             self.scheduler = InferenceScheduler(self.model, self.front.handoff(self.model, stream), self.nireq)
         return self.scheduler
+
+    def drop_scheduler(self) -> None:
+        """Close the request queue (its requests done first: `RequestQueue`'s rule); the next `activate` makes a
+        new one. After a failed request, OpenVINO's queue rethrows the failure from then on."""
+        if self.scheduler is not None:
+            self.scheduler.close()
+        self.scheduler = None
 
     def trial(self, scheduler: InferenceScheduler, first: PreparedFrame) -> list[Result]:
         """The first frame through bind and inference, before anything leaves."""
@@ -308,9 +315,7 @@ class Pipeline:
     def close(self) -> None:
         """Release the requests and the compiled model, then the VA device they may use, unless their owner
         (`models`) keeps them for the next run (idempotent)."""
-        if self.scheduler is not None:
-            self.scheduler.close()
-        self.scheduler = None
+        self.drop_scheduler()
         self._context = None
         self.after.release()
         self.model.release()

@@ -162,7 +162,7 @@ class _Merge:
             self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
             self.feeders[i].end_opening(self.opening[i])
             self.p.scheduler.discard()  # a queue that saw a failure is replaced
-            self.p.scheduler = None
+            self.p.drop_scheduler()
             return
         self.p.committed, self.lead = True, i
         yield from first
@@ -223,7 +223,7 @@ class _Merge:
                         self.outcomes[i].error = self.outcomes[i].error or f"{self.outcomes[i].source}: {e}"
                         self.feeders[i].end_opening(self.opening[i])
         old.discard()  # fully drained: `owner` now holds only frames not yet submitted
-        self.p.scheduler = None
+        self.p.drop_scheduler()
         # an open input's stream, else (all between reopenings) the last ended one's: its context and bridge serve
         streams = [f.stream for f in self.feeders.values()] + list(self.ended.values())
         self.p.activate(next(s for s in streams if s is not None))

@@ -92,7 +92,7 @@ def _input_events(p: RunLoop, source: str, outcome: InputOutcome, max_frames: in
             if scheduler is not None:
                 scheduler.discard()  # results nobody will take (the input ended early)
                 if scheduler.failed:
-                    p.scheduler = None
+                    p.drop_scheduler()
             stream.close()
             p.forget(stream)
             outcome.damage = stream.damage_report()

@@ -21,7 +21,7 @@ from zerocopy.errors import InferenceError, openvino_reason
 from zerocopy.frames import PreparedFrame
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import WrappedModel
-from zerocopy.infer.queue import RequestQueue
+from zerocopy.infer.requests import RequestQueue
 from zerocopy.postprocess.regions import RoiDecoder, RoiResult, make_roi_decoder
 from zerocopy.resize.crops import Crop, central_crop, crop_for
 from zerocopy.resize.regions import Fed, RoiFeed
