@@ -35,3 +35,15 @@ def run_decoder(tmp_path, core, model, decoder, resize, src_w, src_h, threshold=
     req.infer(dict(zip(wrapped.input_names, (y, uv), strict=True)))
     return wrapped.postprocessor(wrapped.outputs_of(req), g), g
 
+
+def tiny_model(path: Path, outputs: int) -> Path:
+    """A real 32×32 model: its output is `outputs` class scores, or (0) a one-channel map of the image."""
+    image = ops.parameter([1, 32, 32, 3], ov.Type.f32, name="image")
+    if outputs:
+        node = ops.reduce_mean(image, np.array([1, 2]), keep_dims=False)  # [1, 3]
+        node = ops.matmul(node, np.ones((3, outputs), np.float32), False, False)
+    else:
+        node = ops.sigmoid(ops.reduce_mean(image, np.array([3]), keep_dims=True))  # [1, 32, 32, 1]
+        node = ops.transpose(node, np.array([0, 3, 1, 2]))  # [1, 1, 32, 32]
+    ov.save_model(ov.Model([ops.result(node)], [image], path.stem), path)
+    return path

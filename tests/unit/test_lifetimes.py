@@ -12,11 +12,9 @@ import gc
 import os
 from pathlib import Path
 
-import numpy as np
-import openvino as ov
-import openvino.opset13 as ops
 import pytest
 from conftest import wait_until
+from tinymodels import tiny_model
 
 import zerocopy
 from zerocopy.pipeline.parallel import Reopen
@@ -48,19 +46,6 @@ def assert_flat(cycle, what: str) -> None:
     assert after[0] <= before[0], f"{what}: open files {before[0]} → {after[0]} over {CYCLES} cycles"
     assert after[1] <= before[1], f"{what}: threads {before[1]} → {after[1]} over {CYCLES} cycles"
     assert after[2] - before[2] < RSS_SLACK_MB, f"{what}: RSS {before[2]:.0f} → {after[2]:.0f} MB over {CYCLES} cycles"
-
-
-def tiny_model(path: Path, outputs: int) -> Path:
-    """A real 32×32 model: its output is `outputs` class scores, or (0) a one-channel map of the image."""
-    image = ops.parameter([1, 32, 32, 3], ov.Type.f32, name="image")
-    if outputs:
-        node = ops.reduce_mean(image, np.array([1, 2]), keep_dims=False)  # [1, 3]
-        node = ops.matmul(node, np.ones((3, outputs), np.float32), False, False)
-    else:
-        node = ops.sigmoid(ops.reduce_mean(image, np.array([3]), keep_dims=True))  # [1, 32, 32, 1]
-        node = ops.transpose(node, np.array([0, 3, 1, 2]))  # [1, 1, 32, 32]
-    ov.save_model(ov.Model([ops.result(node)], [image], path.stem), path)
-    return path
 
 
 @pytest.fixture(scope="module")
