@@ -30,7 +30,8 @@ setup-gpu:
 test-gpu-host:
 	@GPU_VENV=.venv-gpu MAKE='$(MAKE)' bash scripts/gpu-host-test.sh
 
-# The VA stack (VA-API PyAV, bridge, doctor, whole suite) in a cached Debian testing root; needs root.
+# The VA stack (VA-API PyAV, bridge, doctor, its tests and those of what it changes) in a cached Debian testing
+# root; needs root. ZEROCOPY_VA_SUITE=all make test-va-stack runs the whole suite there.
 test-va-stack:
 	@bash scripts/va-stack.sh test
 
@@ -40,14 +41,21 @@ models: setup
 demo: setup
 	$(BIN)/python scripts/demo.py --out $(DEMO)
 
-# Both tiers: tests/unit and the slow ones (tests/e2e, tests/native, tests/igpu, and unit tests marked slow).
+# Both tiers: tests/unit and the slow ones (tests/e2e, tests/native, tests/igpu, and unit tests marked slow), on
+# TEST_WORKERS pytest-xdist workers, a test file to a worker (its module fixtures made once), then the tests marked
+# serial alone (they measure time or load). About 6 minutes on 2 cores (tests/README.md). PYTEST_ARGS goes to both
+# parts, e.g. PYTEST_ARGS=--random-order (any order must pass) or PYTEST_ARGS="-k serve".
+TEST_WORKERS ?= 4
+PYTEST_ARGS ?=
 test: setup
-	$(BIN)/python -m pytest -q -rs
+	$(BIN)/python -m pytest -q -rfEs -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=25 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -rfEs -m serial --durations=5 $(PYTEST_ARGS)
 	$(BIN)/ruff check zerocopy tests scripts
 
-# The fast tier: per-module unit tests (the cached default model, no subprocess), under a minute on 2 cores.
+# The fast tier: tests/unit less what is marked slow (the cached default model, no subprocess in a test), on two
+# workers: under 20 s on 2 cores.
 test-fast: setup
-	$(BIN)/python -m pytest -q -rs -m "not slow"
+	$(BIN)/python -m pytest -q -rfEs -n 2 --dist loadfile -m "not slow" $(PYTEST_ARGS) tests/unit
 	$(BIN)/ruff check zerocopy tests scripts
 
 test-igpu: setup

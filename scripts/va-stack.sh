@@ -7,7 +7,8 @@
 #   scripts/va-stack.sh build            make the root, or reuse the cached one
 #   scripts/va-stack.sh run -- CMD...    run CMD in the root: cwd /src (this checkout, read-write),
 #                                        the root's venv /opt/zc-venv first on PATH
-#   scripts/va-stack.sh test             build, make setup-gpu inside, doctor, self-test, pytest
+#   scripts/va-stack.sh test             build, make setup-gpu inside, doctor, self-test, pytest (the VA stack's
+#                                        tests and ROOT_TESTS; ZEROCOPY_VA_SUITE=all: the whole suite)
 #   scripts/va-stack.sh check            exit 0 if this machine can run `test`, else print why not
 #   scripts/va-stack.sh clean            remove the cached root
 #
@@ -211,6 +212,14 @@ check() {
 }
 
 # ---- test ---------------------------------------------------------------------------------------
+# What the root runs besides the VA stack's own tests (vastack, native): the tests of what a VA-API PyAV built
+# against FFmpeg 9 changes under everything else (decoding, the scalers, the hand-off, the paths and their fallback,
+# damaged inputs, the request queues' lifetimes under Python 3.14). `make test` runs the whole suite on the host;
+# ZEROCOPY_VA_SUITE=all runs the whole suite here too (about 15 minutes more).
+ROOT_TESTS=(tests/unit/bridge tests/unit/decode tests/unit/resize tests/unit/handoff tests/unit/paths tests/unit/infer
+            tests/unit/test_paths.py tests/unit/test_pipeline.py tests/unit/test_lifetimes.py tests/e2e/test_detect.py
+            tests/e2e/test_fallback.py tests/e2e/test_path_selection.py tests/e2e/test_damaged_inputs.py
+            tests/e2e/test_stress_lifetimes.py)
 DOCTOR_CHECKS=$(cat <<'EOF'
 import json, re, sys
 info = json.load(open(sys.argv[1]))
@@ -285,16 +294,30 @@ test_stack() {
     echo; failed+=("bridge self-test")
   fi
 
-  header "pytest: the whole suite, inside the root"
-  t=$SECONDS
-  local summary="" log rc=0
-  log=$(mktemp)
-  run python -m pytest -q -rfEs -p no:cacheprovider 2>&1 | tee "$log" || rc=$?
-  summary=$(grep -E '^=* *[0-9]+ (passed|failed|error)|(passed|failed|error).* in [0-9.]+s' "$log" | tail -n1 | tr -d '=' \
-            | sed 's/^ *//; s/ *$//')
-  rm -f "$log"
-  [ "$rc" = 0 ] || failed+=("pytest (${summary:-exit $rc})")
-  note "pytest took $(took "$t")"
+  # -v and faulthandler (pytest's own, on by default; the children get PYTHONFAULTHANDLER): a crash names its test
+  local summary="" part
+  for part in stack paths; do
+    if [ "$part" = stack ]; then
+      header "pytest: the VA stack's own tests (-m 'vastack or native'), inside the root"
+      set -- -m "vastack or native" tests
+    elif [ "${ZEROCOPY_VA_SUITE:-root}" = all ]; then
+      header "pytest: the rest of the suite (ZEROCOPY_VA_SUITE=all), inside the root"
+      set -- -m "not vastack and not native" tests
+    else
+      header "pytest: what this root changes under the rest (decoding, scaling, hand-off, paths, lifetimes)"
+      set -- -m "not vastack and not native" "${ROOT_TESTS[@]}"
+    fi
+    t=$SECONDS
+    local log rc=0
+    log=$(mktemp)
+    run env PYTHONFAULTHANDLER=1 python -m pytest -v -rfEs -p no:cacheprovider -n 2 --dist loadfile "$@" 2>&1 \
+      | tee "$log" | { grep -vE ' PASSED | SKIPPED ' || true; } || rc=$?
+    summary=$(grep -E '^=* *[0-9]+ (passed|failed|error)|(passed|failed|error).* in [0-9.]+s' "$log" | tail -n1 \
+              | tr -d '=' | sed 's/^ *//; s/ *$//')
+    rm -f "$log"
+    [ "$rc" = 0 ] || failed+=("pytest $part (${summary:-exit $rc})")
+    note "pytest ($part) took $(took "$t"): ${summary:-exit $rc}"
+  done
 
   local stack
   stack=$(run python -c 'import av, platform; v = av.library_versions["libavcodec"]; print(f"PyAV {av.__version__}, libavcodec {v[0]}.{v[1]}, Python {platform.python_version()}")' \

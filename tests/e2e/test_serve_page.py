@@ -28,7 +28,8 @@ from zerocopy.serve.http import StatusServer
 from zerocopy.serve.http_config import HttpConfig
 from zerocopy.serve.page import HERE
 
-pytestmark = pytest.mark.timeout(180)
+# serial: each test times what a person sees (a pass shown within SHOWN_WITHIN_S), in a real browser
+pytestmark = [pytest.mark.timeout(180), pytest.mark.serial]
 
 TOKEN = "page-token-5f2c9a7e1b"
 SHOTS = os.environ.get("ZEROCOPY_PAGE_SHOTS")

@@ -76,14 +76,13 @@ class OpenInputs:
 
 
 class Pipeline:
-    """Runs inputs through one path (`front`) on one device, with `config` (resolved for that device
-    and the `inputs` decoded at once; its `nireq` is resolved once the model is compiled).
+    """Runs inputs through one path (`front`) on one device, with `config` (resolved for that device and the
+    `inputs` decoded at once; its `nireq` is resolved once the model is compiled).
 
-    The model is compiled when the first input is open, because the zero-copy path's compile target
-    (a VA remote context) comes from that input's first frame. The path is *committed* only once the
-    first frame went through preparation, binding and inference: until then no event leaves, and a
-    failure on a GPU path or a GPU device raises `PathUnavailable`, so `auto` can go on to the next
-    path with the reason.
+    The model is compiled when the first input is open, because the zero-copy path's compile target (a VA remote
+    context) comes from that input's first frame. The path is *committed* only once the first frame went through
+    preparation, binding and inference: until then no event leaves, and a failure on a GPU path or a GPU device
+    raises `PathUnavailable`, so `auto` can go on to the next path with the reason.
     """
 
     feeder_depth = 4  # frames each input's feeder may prepare ahead when inputs run at once
@@ -196,11 +195,10 @@ class Pipeline:
         return self.scheduler
 
     def drop_scheduler(self) -> None:
-        """Close the request queue (its requests done first: `RequestQueue`'s rule); the next `activate` makes a
-        new one. After a failed request, OpenVINO's queue rethrows the failure from then on."""
-        if self.scheduler is not None:
-            self.scheduler.close()
-        self.scheduler = None
+        """Close the request queue (`RequestQueue`'s rule); the next `activate` makes a new one."""
+        scheduler, self.scheduler = self.scheduler, None
+        if scheduler is not None:
+            scheduler.close()
 
     def trial(self, scheduler: InferenceScheduler, first: PreparedFrame) -> list[Result]:
         """The first frame through bind and inference, before anything leaves."""
