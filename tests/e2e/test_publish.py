@@ -20,8 +20,9 @@ from conftest import wait_until
 
 from zerocopy.publish import MqttPublisher, MqttTarget
 
-pytestmark = pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed "
-                                "(scripts/install-system-deps.sh installs it)")
+# serial: most tests here time each event() against PROMPT, a bound that other tests' load beside them would decide
+pytestmark = [pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed "
+                                 "(scripts/install-system-deps.sh installs it)"), pytest.mark.serial]
 
 REPO = Path(__file__).resolve().parents[2]
 PREFIX = "zc"

@@ -1,5 +1,6 @@
 """zerocopy.decode.readahead: the read-ahead thread's order, depth, errors and stopping."""
 
+import sys
 import threading
 import time
 
@@ -47,12 +48,23 @@ def test_read_ahead_stays_within_its_depth_and_stops_on_close():
     assert next(it) == 0
     # it runs ahead to its depth (waited for, so a busy machine cannot make this pass vacuously) …
     wait_until(lambda: len(produced) >= 1 + 4, what="the read-ahead to fill its queue")
-    time.sleep(0.3)  # … and then has ample time to run further, if it would
+    # … and then waits to put the next one, where it stays while nobody takes: seen there, it has run as far as it can
+    wait_until(lambda: _waiting_to_put(ahead), what="the read-ahead to wait on its full queue")
     assert len(produced) <= 1 + 4 + 1  # the one taken, a full queue, one waiting to be put
     ahead.close()
     assert not ahead.running
     assert finished == ["test-read-ahead"]  # the source was closed, on its own thread
     assert len(produced) < 10_000
+
+
+def _waiting_to_put(ahead: ReadAhead) -> bool:
+    """Whether the read-ahead's thread is inside its `_put`, waiting for room (its frame, read from outside)."""
+    frame = sys._current_frames().get(ahead._thread.ident)
+    while frame is not None:
+        if frame.f_code.co_name == "_put":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def test_read_ahead_refuses_a_depth_below_one():
