@@ -112,7 +112,7 @@ class Stress:
         for tensor in owner.queue[rid].input_tensors:
             tensor.data[...] = 10
         owner.queue.start_async(userdata=rid)
-        entered.wait(10)
+        assert entered.wait(10), "the completion callback never ran"
         del owner
         release.set()
         reuse_freed_memory(0.02)

@@ -422,6 +422,7 @@ def test_eight_viewers_at_once_get_pictures_and_serve_lives_on(tmp_path, clip):
     assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
 
 
+@pytest.mark.serial  # its pace (about 25 a second, at most 30) is measured: load beside it bursts it
 def test_a_file_with_loop_is_a_camera_for_trying_serve(tmp_path, clip):
     """`[cameras.desk] url = "clip" loop = true`: said at start, paced as live, opened again at its end (no broker)."""
     text = f'[http]\nlisten = "127.0.0.1:0"\n[cameras.desk]\nurl = "{clip.name}"\nloop = true\nmodel = "face"\n'

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+import traceback
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -80,8 +81,11 @@ class InferenceScheduler:
             self.failed = True
             raise InferenceError(f"inference failed: {openvino_reason(e)}") from None
         seq = self._next_submit
-        # what the hand-off bound (remote tensors, the VA frame) stays with the queue until delivered
-        self._queue.hold(seq, self.handoff.bind(self._queue[rid], frames, rid))
+        try:  # what the hand-off bound (remote tensors, the VA frame) stays with the queue until delivered
+            self._queue.hold(seq, self.handoff.bind(self._queue[rid], frames, rid))
+        except BaseException as e:  # its frames must not keep the request (so the queue's callback) alive
+            traceback.clear_frames(e.__traceback__)
+            raise
         with self._lock:
             self._pending[seq] = _Pending(frames[:real], rid, time.perf_counter())
         self._next_submit += 1
@@ -179,12 +183,13 @@ class InferenceScheduler:
 
     def discard(self) -> None:
         """Forget what was submitted and not delivered (after `wait_all`): the input it came from ended. What a
-        request that did not finish in time reads stays with its queue, which is never freed."""
+        request that has not finished reads stays with its queue until the queue is freed."""
         with self._lock:
+            done = [seq for seq in self._pending if seq in self._finished]
             self._pending.clear()
             self._finished.clear()
-        if not self.abandoned:
-            self._queue.let_go()
+        for seq in done:  # a request still running (interrupted waits, a hung one) keeps what it reads till close
+            self._queue.let_go(seq)
         self._next_deliver = self._next_submit
 
     def wait_all(self) -> None:

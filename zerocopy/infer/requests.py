@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import sys
 import threading
 import time
 import weakref
@@ -29,11 +30,14 @@ class RequestQueue:
        model freed meanwhile joins that thread, GIL held, and hangs the process;
     3. only then may the compiled model and what the requests read (`hold`: remote tensors, VA frames) go.
 
-    `close()` does this on the caller's thread. A queue dropped without `close()` (an owner that forgot, an
-    exception, the last reference let go on OpenVINO's own thread) is handed to one reaper thread that does the
-    same, off every OpenVINO thread. A request that never ends (a hung GPU, `close(abandoned=True)`) keeps its
-    queue, model and inputs for the process's life. The callback holds its owner through a weak reference: a
-    bound method held by the queue its owner holds is a cycle through native code no collector can break.
+    `close()` does this on the caller's thread (never a completion callback's: it would wait for itself); if it is
+    interrupted (a second Ctrl-C), what is left is done on a thread of its own. A queue dropped without `close()`
+    (an owner that forgot, an exception, the last reference let go on OpenVINO's own thread) is freed the same
+    way on a daemon thread of its own, never on OpenVINO's. A request that never ends (a hung GPU) keeps its queue,
+    model and inputs for the process's life: at once with `close(abandoned=True)`; dropped unclosed, its thread
+    waits for it (and the process's exit, `REAPER_EXIT_WAIT_S`). The callback holds its owner through a weak
+    reference: a bound method held by the queue its owner holds is a cycle through native code no collector can
+    break. Hold no `InferRequest` of the queue past `close()`: it keeps the request, and so the callback, alive.
     """
 
     def __init__(self, compiled: ov.CompiledModel, jobs: int, on_done: Callable[[ov.InferRequest, Any], None]):
@@ -87,13 +91,20 @@ class RequestQueue:
             return
         if abandoned:
             _NEVER_FREED.append(retired)
-        else:
+            return
+        try:
             retired.free()
+        except BaseException:  # interrupted (a second Ctrl-C): the rest on a thread of its own, never dropped half-done
+            _REAPER.take(retired)
+            raise
 
     def __del__(self) -> None:
-        retired = self._retire()
-        if retired is not None:  # dropped without close(): maybe on OpenVINO's own thread, so never block here
-            _REAPER.take(retired)
+        # dropped without close(): maybe on OpenVINO's own thread, so never block here (and at the interpreter's
+        # finalization this module's globals may be gone already)
+        with contextlib.suppress(Exception):
+            retired = self._retire()
+            if retired is not None:
+                _REAPER.take(retired)
 
     def _retire(self) -> _Retired | None:
         queue, self.queue = getattr(self, "queue", None), None
@@ -109,15 +120,16 @@ class _Retired:
     def __init__(self, queue: ov.AsyncInferQueue, compiled: ov.CompiledModel, callback: weakref.ref, held: dict):
         self.queue: ov.AsyncInferQueue | None = queue
         self.compiled, self.callback, self.held = compiled, callback, held
+        self._waited = 0  # requests waited for so far: `free` picks up where an interrupted one stopped
 
     def free(self) -> None:
         """Wait for every request, as long as it takes, free the queue, wait for OpenVINO to let the callback
         go, then let the model and inputs go (kept for the process's life if the callback is not let go)."""
-        assert self.queue is not None
-        for rid in range(len(self.queue)):
+        while self.queue is not None and self._waited < len(self.queue):
             # each request on its own: a failed one raises from its wait while the others may still run
-            with contextlib.suppress(RuntimeError):
-                self.queue[rid].wait()
+            with contextlib.suppress(Exception):
+                self.queue[self._waited].wait()
+            self._waited += 1
         self.queue = None  # OpenVINO lets the callback go, maybe on one of its threads
         deadline = time.monotonic() + RELEASE_TIMEOUT_S
         while self.callback() is not None and time.monotonic() < deadline:
@@ -129,30 +141,34 @@ class _Retired:
 
 
 class _Reaper:
-    """Frees the queues dropped without `close()` (`RequestQueue.__del__`), each on a daemon thread of its own,
-    never on a thread of OpenVINO's: a request still running when its queue was dropped is waited for there."""
+    """Frees what `RequestQueue` could not free on the thread that let it go (a queue dropped without `close()`,
+    a `close()` interrupted), each on a daemon thread of its own, never on a thread of OpenVINO's."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # RLock: a collection inside `take` may call `take` again on this thread
         self._threads: list[threading.Thread] = []
+        self._at_exit = False
 
     def take(self, retired: _Retired) -> None:
+        if sys.is_finalizing():  # a thread can no longer be started: keep it, never free it under a running request
+            _NEVER_FREED.append(retired)
+            return
         thread = threading.Thread(target=retired.free, name="zerocopy-free-queue", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:
+            _NEVER_FREED.append(retired)
+            return
         with self._lock:
-            self._threads = [t for t in self._threads if t.is_alive()]
-            try:
-                thread.start()
-            except RuntimeError:  # the interpreter is shutting down: keep it, never free it under a running request
-                _NEVER_FREED.append(retired)
-                return
-            if not self._threads:
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+            if not self._at_exit:
                 # done before the interpreter finalizes: a daemon thread that wakes in OpenVINO's code after that
                 # is unwound through C++ frames that cannot be, and the process aborts
                 atexit.register(self.idle, REAPER_EXIT_WAIT_S)
-            self._threads.append(thread)
+                self._at_exit = True
 
     def idle(self, timeout: float = 30.0) -> bool:
-        """Whether every queue handed over has been dealt with (waiting up to `timeout` seconds)."""
+        """Whether every queue handed over has been dealt with (waiting up to `timeout` seconds in all)."""
         deadline = time.monotonic() + timeout
         with self._lock:
             threads = list(self._threads)
@@ -165,4 +181,4 @@ class _Reaper:
 _NEVER_FREED: list[_Retired] = []
 _REAPER = _Reaper()
 RELEASE_TIMEOUT_S = 5.0  # for OpenVINO to let a freed queue's callback go
-REAPER_EXIT_WAIT_S = 10.0  # at the process's exit, for the reaper to finish what it was handed
+REAPER_EXIT_WAIT_S = 10.0  # at the process's exit, for the threads freeing queues to finish

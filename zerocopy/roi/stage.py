@@ -9,6 +9,7 @@ path, on the run's remote context. Its times are its own (`RoiTimes`): per regio
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,13 @@ class RegionRunner:
         """Compiled on `device` (and the VA `context`), fed by the path's `feed`, with its request queue."""
         self.wrapped.compile(device, context, ov_config, models=models)
         self.feed = feed
+        self._renew_queue()
+
+    def _renew_queue(self) -> None:
+        """A new request queue, the old one closed first (`RequestQueue`'s rule)."""
+        old, self._queue = self._queue, None
+        if old is not None:
+            old.close()
         self._queue = RequestQueue(self.wrapped.compiled, ROI_NIREQ, self._done)
 
     def release(self) -> None:
@@ -103,25 +111,22 @@ class RegionRunner:
         """Every region in flight at once (up to the queue's requests); each one's outputs, in order."""
         assert self._queue is not None, "start first"
         self._outputs = {}
-        held = []
         try:
             for i, region in enumerate(fed):
-                rid = self._queue.get_idle_request_id()
-                request = self._queue[rid]
-                for name, value in region.inputs.items():
-                    if isinstance(value, np.ndarray):
-                        request.get_tensor(name).data[...] = value
-                    else:  # a remote tensor over a VA surface
-                        request.set_tensor(name, value)
-                held.append(region)
+                _bind(self._queue[self._queue.get_idle_request_id()], region.inputs)
+                self._queue.hold(i, region)  # its remote tensors and VA frame, until its request is done
                 self._queue.start_async(userdata=i)
             self._queue.wait_all()
-        except RuntimeError as e:
-            # OpenVINO's queue rethrows a failure from then on: the next frame gets a new one (once the old one's
-            # other requests are done)
-            self._queue.close()
-            self._queue = RequestQueue(self.wrapped.compiled, ROI_NIREQ, self._done)
-            raise InferenceError(f"{self.wrapped.spec.name} failed on a region: {openvino_reason(e)}") from None
+        except BaseException as e:
+            # OpenVINO's queue rethrows a failure (its own or its callback's) from then on: the next frame gets a new
+            # one, once the old one's requests are done; the failure's frames must not keep a request (so its
+            # callback) alive meanwhile
+            traceback.clear_frames(e.__traceback__)
+            self._renew_queue()
+            if isinstance(e, RuntimeError):
+                raise InferenceError(f"{self.wrapped.spec.name} failed on a region: {openvino_reason(e)}") from None
+            raise
+        self._queue.let_go()
         return [self._outputs[i] for i in range(len(fed))]
 
     def cut_and_run(self, source: Any, crops: Sequence[Crop], times: RoiTimes) -> tuple[list[Fed], list[dict]]:
@@ -133,6 +138,15 @@ class RegionRunner:
         outputs = self.run(fed)
         times.add_regions(len(crops), t1 - t0, c1 - c0, time.perf_counter() - t1)
         return fed, outputs
+
+
+def _bind(request: ov.InferRequest, inputs: dict[str, Any]) -> None:
+    """A region's inputs into its request: host arrays copied into the request's tensors, remote tensors set."""
+    for name, value in inputs.items():
+        if isinstance(value, np.ndarray):
+            request.get_tensor(name).data[...] = value
+        else:  # a remote tensor over a VA surface
+            request.set_tensor(name, value)
 
 
 class RegionModel(RegionRunner):
