@@ -295,23 +295,25 @@ test_stack() {
   fi
 
   # -v and faulthandler (pytest's own, on by default; the children get PYTHONFAULTHANDLER): a crash names its test
-  local summary="" part
-  for part in stack paths; do
-    if [ "$part" = stack ]; then
-      header "pytest: the VA stack's own tests (-m 'vastack or native'), inside the root"
-      set -- -m "vastack or native" tests
-    elif [ "${ZEROCOPY_VA_SUITE:-root}" = all ]; then
-      header "pytest: the rest of the suite (ZEROCOPY_VA_SUITE=all), inside the root"
-      set -- -m "not vastack and not native" tests
-    else
-      header "pytest: what this root changes under the rest (decoding, scaling, hand-off, paths, lifetimes)"
-      set -- -m "not vastack and not native" "${ROOT_TESTS[@]}"
-    fi
+  local summary="" part parts=(stack paths)
+  [ "${ZEROCOPY_VA_SUITE:-root}" = all ] && parts=(stack rest serial)
+  for part in "${parts[@]}"; do
+    local workers=(-n 2 --dist loadfile)
+    case $part in
+      stack) header "pytest: the VA stack's own tests (-m 'vastack or native'), inside the root"
+             set -- -m "vastack or native" tests ;;
+      paths) header "pytest: what this root changes under the rest (decoding, scaling, hand-off, paths, lifetimes)"
+             set -- -m "not vastack and not native and not serial" "${ROOT_TESTS[@]}" ;;
+      rest) header "pytest: the rest of the suite (ZEROCOPY_VA_SUITE=all), inside the root"
+            set -- -m "not vastack and not native and not serial" tests ;;
+      serial) header "pytest: the tests marked serial, alone, inside the root"
+              set -- -m "serial and not vastack and not native" tests; workers=() ;;
+    esac
     t=$SECONDS
     local log rc=0
     log=$(mktemp)
-    run env PYTHONFAULTHANDLER=1 python -m pytest -v -rfEs -p no:cacheprovider -n 2 --dist loadfile "$@" 2>&1 \
-      | tee "$log" | { grep -vE ' PASSED | SKIPPED ' || true; } || rc=$?
+    run env PYTHONFAULTHANDLER=1 python -m pytest -v -rfEs -p no:cacheprovider "${workers[@]}" "$@" 2>&1 \
+      | tee "$log" | { grep -vE ' PASSED | SKIPPED |^tests/[^ ]+ $' || true; } || rc=$?
     summary=$(grep -E '^=* *[0-9]+ (passed|failed|error)|(passed|failed|error).* in [0-9.]+s' "$log" | tail -n1 \
               | tr -d '=' | sed 's/^ *//; s/ *$//')
     rm -f "$log"
