@@ -205,14 +205,17 @@ def test_writer_and_reader_threads_at_once(store):
 
     def read():
         try:
-            while not done.is_set():
+            while True:  # at least once, and once more after the writer is done (a fast writer may finish first)
+                finished = done.is_set()
                 found = store.query(camera="front", limit=100)
                 seen.append(len(found))
                 assert [e.start_time for e in found] == sorted((e.start_time for e in found), reverse=True)
+                if finished:
+                    break
         except Exception as e:  # pragma: no cover
             errors.append(e)
 
-    threads = [threading.Thread(target=write), *(threading.Thread(target=read) for _ in range(4))]
+    threads = [*(threading.Thread(target=read) for _ in range(4)), threading.Thread(target=write)]
     started = time.monotonic()
     for t in threads:
         t.start()
