@@ -45,7 +45,7 @@ demo: setup
 # TEST_WORKERS pytest-xdist workers, a test file to a worker (its module fixtures made once), then the tests marked
 # serial alone (they measure time or load). About 6 minutes on 2 cores (tests/README.md). PYTEST_ARGS goes to both
 # parts, e.g. PYTEST_ARGS=--random-order (any order must pass) or PYTEST_ARGS="-k serve".
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 3
 PYTEST_ARGS ?=
 test: setup
 	$(BIN)/python -m pytest -q -rfEs -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=25 $(PYTEST_ARGS)

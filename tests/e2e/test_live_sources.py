@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import threading
 import time
 
@@ -156,7 +157,9 @@ def test_a_server_that_never_comes_back_is_given_up_within_the_bound(ts_clip):
     assert live.reconnects == 0 and live.attempts >= 3  # 0.25, 0.5, 1 s, … then the bound
     message = dec.damage.stopped_early
     assert message == live.gave_up and "\n" not in message
-    assert message.startswith("no frame for 2.0 s after the source dropped")
+    # the time it says is the time it waited: the bound or, on a busy machine, a little more
+    said = re.match(r"no frame for (\d+\.\d) s after the source dropped", message)
+    assert said and 1.9 <= float(said[1]) <= ended - killed["at"] + 0.05, message
     assert "connection refused" in message.lower()
 
 
@@ -232,6 +235,7 @@ def test_a_missing_camera_or_dead_server_is_a_one_line_input_error(tmp_path):
     assert str(e.value) == f"{server.url}: cannot open: no answer within 1 s"
 
 
+@pytest.mark.serial  # two real-time streams: load beside them costs the restarted one its frames (53 of 70)
 def test_a_parallel_run_reconnects_one_stream_while_the_other_goes_on(ts_clip):
     """Through the Python API: two live inputs at once, one killed mid-stream and restarted. Results
     keep their frame numbers, the report counts the gap and gives the latency."""
