@@ -43,7 +43,7 @@ demo: setup
 
 # Both tiers: tests/unit and the slow ones (tests/e2e, tests/native, tests/igpu, and unit tests marked slow), on
 # TEST_WORKERS pytest-xdist workers, a test file to a worker (its module fixtures made once), then the tests marked
-# serial alone (they measure time or load). About 6 minutes on 2 cores (tests/README.md). PYTEST_ARGS goes to both
+# serial alone (they measure time or load). About 6½ minutes on 2 cores (tests/README.md). PYTEST_ARGS goes to both
 # parts, e.g. PYTEST_ARGS=--random-order (any order must pass) or PYTEST_ARGS="-k serve".
 TEST_WORKERS ?= 3
 PYTEST_ARGS ?=
