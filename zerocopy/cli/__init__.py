@@ -151,6 +151,14 @@ def entry() -> None:
             os._exit(EXIT_TERMINATED if terminated else EXIT_INTERRUPTED)
         raise KeyboardInterrupt
 
+    def on_unraisable(unraisable) -> None:
+        # A Ctrl-C that lands where Python cannot raise it (a generator or object finalised by the garbage
+        # collector) has still been seen: the run stops as for the first one, without "Exception ignored".
+        if issubclass(unraisable.exc_type, KeyboardInterrupt):
+            return
+        sys.__unraisablehook__(unraisable)
+
+    sys.unraisablehook = on_unraisable
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:

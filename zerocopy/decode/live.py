@@ -9,6 +9,7 @@ its own timestamps instead, to stand in for a camera. (Which sources are live: `
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -134,10 +135,11 @@ class Paced:
 
     def frames(self) -> Iterator[Decoded]:
         pace = Pacer(self.decoder.rate, self._stop.wait, on_discontinuity=lambda: self.damage.count_discontinuity())
-        for decoded in self.decoder.frames():
-            if not pace(decoded.pts):
-                return
-            yield Decoded(decoded.frame, decoded.decode_ms, decoded.pts, time.perf_counter())
+        with contextlib.closing(self.decoder.frames()) as frames:  # closed here (see `paths.base`)
+            for decoded in frames:
+                if not pace(decoded.pts):
+                    return
+                yield Decoded(decoded.frame, decoded.decode_ms, decoded.pts, time.perf_counter())
 
     def interrupt(self) -> None:
         self._stop.set()

@@ -8,6 +8,7 @@ sinks) is shared.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -143,8 +144,14 @@ class PreparedStream:
         return INFER
 
     def _generate(self) -> Iterator[PreparedFrame]:
+        # closed here, not left to the garbage collector: an exception raised while the decoder's generator
+        # closes (a second Ctrl-C in its `finally`) then reaches the caller instead of "Exception ignored"
+        with contextlib.closing(self.decoder.frames()) as decoded_frames:
+            yield from self._prepared(decoded_frames)
+
+    def _prepared(self, decoded_frames: Iterator) -> Iterator[PreparedFrame]:
         g: Geometry | None = None
-        for index, decoded in enumerate(self.decoder.frames()):
+        for index, decoded in enumerate(decoded_frames):
             picture, decode_ms, pts = decoded.frame, decoded.decode_ms, decoded.pts
             t0 = time.perf_counter()
             choice = self._choose(index, picture, pts, decoded.arrived)
@@ -171,9 +178,12 @@ class PreparedStream:
         return self._primed[0]
 
     def __iter__(self) -> Iterator[PreparedFrame]:
-        yield from self._primed
-        self._primed = []
-        yield from self._frames
+        return self  # not a generator: one dropped unfinished would close `_frames` from the garbage collector
+
+    def __next__(self) -> PreparedFrame:
+        if self._primed:
+            return self._primed.pop(0)
+        return next(self._frames)
 
     def damage_report(self) -> DamageReport:
         """Complete once the stream is closed (FFmpeg's messages are gathered at close)."""
