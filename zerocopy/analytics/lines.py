@@ -4,11 +4,14 @@ label in the stage's report).
 An object's point is its box's bottom-centre, where it stands. Its side of the line is taken only once the point
 is clearly off it: more than `HYSTERESIS` of the box's height (at least `MIN_BAND_PX`) away, so a box jittering on
 the line changes no side. A crossing is a change of side whose path (from the last point clearly on the old side
-to the first clearly on the new) meets the segment itself, not the line through it beyond its ends."""
+to the first clearly on the new) meets the segment itself, not the line through it beyond its ends.
+
+Sides are followed from an object's first sighting, before it is confirmed (`min_hits`): a crossing made then is
+said once the object is confirmed (with the time it crossed), and forgotten if it never is."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +27,7 @@ from zerocopy.stages.base import InputInfo
 HYSTERESIS = 0.1  # of the box's height: the band around the line where no side is taken
 MIN_BAND_PX = 2.0
 ENDS_SLACK = 0.02  # of the segment's length: a path that meets it this close past an end still counts
+FORGET_S = 30.0  # an object never confirmed and unseen this long (media time): its sides and crossings forgotten
 
 
 @dataclass(kw_only=True)
@@ -39,19 +43,26 @@ class _Crossed:
     direction: str
     label: str
     box: tuple[float, float, float, float]
+    wall: float  # the Unix and media times of the frame where it was first seen across
+    pts: float
 
 
 class Lines(ObjectStage):
-    """The lines of each input (its own, else the run's)."""
+    """The lines of each input (its own, else the run's). `sighted(input)`: the input's last inferred frame's boxes
+    with every track's id, confirmed or not (`InputTracks.sighted`); None: the confirmed objects only."""
 
     name = "lines"
     kind = "line"
 
-    def __init__(self, lines: Sequence[str], names: Sequence[str] | None):
+    def __init__(self, lines: Sequence[str], names: Sequence[str] | None,
+                 sighted: Callable[[int], Detections | None] | None = None):
         super().__init__(names, lines_of(lines))
         self.run_lines = tuple(lines)
+        self.sighted = sighted
         self._sides: dict[int, dict[tuple[int, str], _Side]] = {}  # per input: (object, line) → its side
-        self._pending: dict[int, list[_Crossed]] = {}
+        self._pending: dict[int, list[_Crossed]] = {}  # per input: crossings not said yet (of unconfirmed objects)
+        self._seen: dict[int, dict[int, float]] = {}  # per input: object → media time it was last sighted
+        self._ended: dict[int, list[LineCrossing]] = {}  # per input: crossings of objects that ended this frame
         self._counts: dict[tuple[str, str, str, str], int] = {}  # (camera, line, direction, label) → crossings
 
     def specs_of(self, input: InputInfo) -> list:
@@ -60,10 +71,15 @@ class Lines(ObjectStage):
 
     def begin(self, input: InputInfo) -> None:
         super().begin(input)
-        self._sides[input.index], self._pending[input.index] = {}, []
+        self._sides[input.index], self._pending[input.index], self._seen[input.index] = {}, [], {}
+
+    def tracked(self, detections: Detections, input: int) -> Detections:
+        sighted = self.sighted(input) if self.sighted is not None else None
+        return sighted if sighted is not None else detections
 
     def see(self, st: InputState, tracked: Detections) -> None:
-        sides, pending = self._sides[st.info.index], self._pending[st.info.index]
+        sides, pending, seen = self._sides[st.info.index], self._pending[st.info.index], self._seen[st.info.index]
+        seen.update(dict.fromkeys(np.asarray(tracked.tracker_id).tolist(), st.t))
         points = bottom_centres(tracked.xyxy)
         heights = np.asarray(tracked.xyxy[:, 3] - tracked.xyxy[:, 1], np.float64)
         band = np.maximum(HYSTERESIS * heights, MIN_BAND_PX)
@@ -82,31 +98,51 @@ class Lines(ObjectStage):
                     if where is not None and -ENDS_SLACK <= where <= 1 + ENDS_SLACK:
                         pending.append(_Crossed(tracker_id=tid, line=spec.name, label=label,
                                                 direction="in" if known.side > 0 else "out",
-                                                box=tuple(float(v) for v in tracked.xyxy[i])))
+                                                box=tuple(float(v) for v in tracked.xyxy[i]), wall=st.wall, pts=st.t))
                 sides[(tid, spec.name)] = _Side(side=now, at=points[i].copy())
+        for tid in [tid for tid, t in seen.items() if st.t - t > FORGET_S and tid not in st.last]:
+            self.forget(st, tid)  # never confirmed: its track is long gone
 
     def made(self, st: InputState) -> list[Any]:
         pending, self._pending[st.info.index] = self._pending[st.info.index], []
-        out = []
+        out = self._ended.pop(st.info.index, [])
         for c in pending:
             last = st.last.get(c.tracker_id)
-            if last is None:  # not confirmed yet: it has no events to name it
-                continue
-            key = (st.info.camera, c.line, c.direction, c.label)
-            self._counts[key] = self._counts.get(key, 0) + 1
-            out.append(LineCrossing(id=last.id, tracker_id=c.tracker_id, node=last.node, camera=st.info.camera,
-                                    source=last.source, line=c.line, direction=c.direction, label=c.label,
-                                    frame_time=st.wall, pts=st.t, box=c.box))
+            if last is None:  # not confirmed yet: said once it is (it has no events to name it before)
+                self._pending[st.info.index].append(c)
+            else:
+                out.append(self._crossing(st, c, last))
         return out
 
+    def _crossing(self, st: InputState, c: _Crossed, last: Any) -> LineCrossing:
+        """The record of crossing `c` by the object whose last event is `last`, counted."""
+        key = (st.info.camera, c.line, c.direction, c.label)
+        self._counts[key] = self._counts.get(key, 0) + 1
+        return LineCrossing(id=last.id, tracker_id=c.tracker_id, node=last.node, camera=st.info.camera,
+                            source=last.source, line=c.line, direction=c.direction, label=c.label, frame_time=c.wall,
+                            pts=c.pts, box=c.box)
+
     def forget(self, st: InputState, tracker_id: int) -> None:
+        """An object ended (its crossings not said yet are kept for `made`, which comes after), or one never
+        confirmed is long gone (its crossings go with it)."""
         sides = self._sides[st.info.index]
         for key in [k for k in sides if k[0] == tracker_id]:
             del sides[key]
+        last = st.last.get(tracker_id)
+        pending, kept = self._pending[st.info.index], []
+        for c in pending:
+            if c.tracker_id != tracker_id:
+                kept.append(c)
+            elif last is not None:
+                self._ended.setdefault(st.info.index, []).append(self._crossing(st, c, last))
+        pending[:] = kept
+        self._seen[st.info.index].pop(tracker_id, None)
 
     def end(self, input: int) -> list:
         self._sides.pop(input, None)
         self._pending.pop(input, None)
+        self._seen.pop(input, None)
+        self._ended.pop(input, None)
         return super().end(input)
 
     def counts(self) -> dict[tuple[str, str, str, str], int]:

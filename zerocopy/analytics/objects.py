@@ -82,11 +82,16 @@ class ObjectStage(StageBase):
         if not st.shapes:
             self._place(st, frame.width, frame.height)
         st.t, st.wall = media_time(frame, st.info.rate), wall_time(frame)
-        if detections.tracker_id is not None and len(detections):
-            keep = np.asarray(detections.tracker_id) >= 0
+        tracked = self.tracked(detections, input)
+        if tracked.tracker_id is not None and len(tracked):
+            keep = np.asarray(tracked.tracker_id) >= 0
             if keep.any():
-                self.see(st, detections[keep])
+                self.see(st, tracked[keep])
         return detections, []
+
+    def tracked(self, detections: Detections, input: int) -> Detections:
+        """The boxes `see` is given (those with an id ≥ 0): the frame's confirmed objects."""
+        return detections
 
     def _place(self, st: InputState, width: int, height: int) -> None:
         placed = [place(spec.points, width, height) for spec in st.specs]
@@ -98,7 +103,7 @@ class ObjectStage(StageBase):
                         "" if len(outside) > 1 else "es", width, height)
 
     def see(self, st: InputState, tracked: Detections) -> None:
-        """The frame's confirmed tracked boxes (every `tracker_id` ≥ 0)."""
+        """The frame's tracked boxes (every `tracker_id` ≥ 0; see `tracked`)."""
         raise NotImplementedError
 
     def annotate(self, st: InputState, event: ObjectEvent) -> ObjectEvent:

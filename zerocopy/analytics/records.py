@@ -58,6 +58,7 @@ class Occupancy:
     label: str
     count: int
     frame_time: float
+    before: int = 0  # the count it replaces
 
     @property
     def id(self) -> str:

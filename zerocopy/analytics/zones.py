@@ -141,7 +141,7 @@ class Zones(ObjectStage):
                 self._entries[key] = self._entries.get(key, 0) + gained
         self._counts[st.info.index] = now
         return [Occupancy(camera=st.info.camera, zone=zone, label=label, count=now.get((zone, label), 0),
-                          frame_time=st.wall) for zone, label in moved]
+                          before=before.get((zone, label), 0), frame_time=st.wall) for zone, label in moved]
 
     def forget(self, st: InputState, tracker_id: int) -> None:
         self._objects[st.info.index].pop(tracker_id, None)

@@ -46,6 +46,8 @@ class InputTracks(StageBase):
         self._open: dict[int, tuple[Tracker, ObjectEvents, float]] = {}
         self._last: dict[int, _Last] = {}  # per input: its last frame
         self._totals: dict[str, list[float]] = {}  # ended inputs' objects per label: [count, summed dwell]
+        # per input: its last inferred frame's boxes with every track's id, confirmed or not (`sighted`)
+        self._sighted: dict[int, Detections] = {}
 
     def begin(self, input: InputInfo) -> None:
         """An input began: its own tracker, at the rate its frames are inferred."""
@@ -68,8 +70,14 @@ class InputTracks(StageBase):
             ids = events.confirmed(ids)
             return predicted[ids >= 0].with_ids(ids[ids >= 0]), ended
         tracked = detections.with_ids(tracker.update(detections, t))
+        self._sighted[input] = tracked
         made = events.update(tracked, t, wall, tracker.born)
         return tracked.with_ids(events.confirmed(tracked.tracker_id)), ended + made
+
+    def sighted(self, input: int) -> Detections | None:
+        """The input's last inferred frame's boxes with the id of every track that holds one, confirmed or not
+        (-1: none holds it): what a stage that needs an object's path before its `new` reads (lines)."""
+        return self._sighted.get(input)
 
     def _restart(self, input: int, frame: PreparedFrame, t: float, wall: float) -> list[ObjectEvent]:
         """A new time base: the input's timestamps went back (a looping or restarted stream) or jumped ahead
@@ -86,6 +94,7 @@ class InputTracks(StageBase):
         if not (went_back or away):
             return []
         tracker.reset()
+        self._sighted.pop(input, None)
         return events.finish(last.wall)
 
     def end(self, input: int) -> list[ObjectEvent]:
@@ -94,6 +103,7 @@ class InputTracks(StageBase):
         if found is None:
             return []
         events = found[1]
+        self._sighted.pop(input, None)
         last = self._last.pop(input, None)
         out = events.finish(last.wall if last is not None else time.time())
         for label, (count, dwell) in events.totals.items():

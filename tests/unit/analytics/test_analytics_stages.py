@@ -24,9 +24,11 @@ W, H = 640, 360
 NAMES = ["person", "car"]
 
 
-def chain(zones=(), lines=(), **config) -> StageChain:
-    c = RunConfig(track=True, min_hits=2, max_lost=1.0, zones=zones, lines=lines, **config)
-    return StageChain([InputTracks(c, NAMES), InView(NAMES), Zones(c.zones, NAMES), Lines(c.lines, NAMES)])
+def chain(zones=(), lines=(), min_hits=2, **config) -> StageChain:
+    """The stages as `stages.assemble` puts them after tracking."""
+    c = RunConfig(track=True, min_hits=min_hits, max_lost=1.0, zones=zones, lines=lines, **config)
+    tracks = InputTracks(c, NAMES)
+    return StageChain([tracks, Zones(c.zones, NAMES), Lines(c.lines, NAMES, tracks.sighted), InView(NAMES)])
 
 
 def frame(i: int) -> PreparedFrame:
@@ -66,6 +68,20 @@ def test_crossings_are_counted_each_way_once():
     assert [c.id for c in crossings] == [e.id for e in new]  # each crossing names its object's events
     assert stages.get("lines").summary() == {"crossings": {"cam": {"gate": {"in": {"person": 1},
                                                                                "out": {"person": 1}}}}}
+
+
+def test_a_line_crossed_before_the_object_is_confirmed_counts_once_it_is():
+    """Crossed at its 3rd sighting, confirmed at its 6th (`min_hits`): one crossing, said with the `new`, at the time
+    it crossed."""
+    events = run(chain(lines=["gate:100,0,100,360"], min_hits=6), walk(40, 600, 15))
+    crossings, new = of(events, LineCrossing), [e for e in events if getattr(e, "type", "") == "new"]
+    assert [(c.direction, c.id) for c in crossings] == [("in", new[0].id)]
+    assert crossings[0].pts < new[0].last_pts and events.index(crossings[0]) > events.index(new[0])
+
+
+def test_a_crossing_of_an_object_never_confirmed_is_never_said():
+    events = run(chain(lines=["gate:100,0,100,360"], min_hits=6), walk(40, 200, 4) + [Detections.empty()] * 10)
+    assert of(events, LineCrossing) == [] and not [e for e in events if getattr(e, "type", "") == "new"]
 
 
 def test_a_box_jittering_on_the_line_counts_once():
@@ -113,7 +129,7 @@ def test_loiter_is_said_once_after_loiter_s_in_the_zone():
 def test_occupancy_counts_objects_in_view_and_in_zones():
     stages = chain(zones=["left:0,0,320,0,320,360,0,360:min_frames=1"])
     two = [boxes((100, 250), (500, 250))] * 4
-    one = [boxes((100, 250))] * 4
+    one = [boxes((100, 250))] * 8  # the right one unseen for longer than max_lost (1 s): ended
     counts = [(o.zone, o.label, o.count) for o in of(run(stages, two + one), Occupancy)]
     assert counts[:2] == [(None, "person", 2), ("left", "person", 1)]
     assert (None, "person", 1) in counts  # the one on the right ended
@@ -121,6 +137,28 @@ def test_occupancy_counts_objects_in_view_and_in_zones():
         sorted(counts[-2:], key=str) == sorted([(None, "person", 0), ("left", "person", 0)], key=str)
     assert [o.topic for o in of(run(chain(zones=["left:0,0,320,0,320,360,0,360"]), two), Occupancy)][0] == \
         "cam/person"
+
+
+def missed(script: list[Detections], every: int) -> list[Detections]:
+    """`script` with the detector missing the object in every `every`-th frame (from the 4th)."""
+    return [Detections.empty() if i >= 3 and i % every == 0 else d for i, d in enumerate(script)]
+
+
+@pytest.mark.parametrize("every", [2, 3])
+def test_a_count_holds_still_through_frames_where_the_detector_missed(every):
+    """One pass of one object, missed in every other (or third) frame: its count rises once and falls once."""
+    counts = [(o.zone, o.count) for o in of(run(chain(), missed(walk(40, 600, 30), every)), Occupancy)]
+    assert counts == [(None, 1), (None, 0)]
+
+
+def test_a_zones_count_never_exceeds_its_cameras():
+    stages = chain(zones=["left:0,0,320,0,320,360,0,360:min_frames=1"])
+    script = missed(walk(40, 600, 30), 2) + missed([boxes((100, 250), (500, 250))] * 12, 3)
+    seen: dict = {}
+    for o in of(run(stages, script), Occupancy):
+        seen[o.zone] = o.count
+        assert seen.get("left", 0) <= seen.get(None, 0), (o, seen)
+    assert seen == {None: 0, "left": 0}
 
 
 def test_an_inputs_own_zones_replace_the_runs():
