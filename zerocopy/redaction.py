@@ -1,6 +1,6 @@
-"""What a secret looks like wherever zerocopy shows or writes something: a URL's password and credential-like
-query values (`redact`), URLs inside any text (`redact_text`), and the values this process filled in from the
-environment or files (`masking`), masked wherever they appear."""
+"""What a secret looks like wherever zerocopy shows or writes something: a URL's password, its query values and
+`key=value` parts of its path (`redact`), URLs inside any text (`redact_text`), and the values this process filled in
+from the environment or files (`masking`), masked wherever they appear."""
 
 from __future__ import annotations
 
@@ -11,9 +11,23 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
-_SECRET_KEY = re.compile(r"pass|pwd|token|secret|key|auth|sig|session|credential|jwt|ticket", re.IGNORECASE)
-_PARAM = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;#?/]+)=(?P<value>[^&;#]*)")
-_SRT_PASSWORD = re.compile(r"([,:])p=[^,&#]*")
+# Keys whose values are plainly harmless to show: which channel or stream, its size, rate, codec and transport. Every
+# other key's value is masked, by shape rather than by name: vendors spell credentials every way (Foscam's `loginuse`
+# and `loginpas`, `usr`, `pwd`, `sig`, `auth`, `code`, `id`), and a key no list knows is the one that leaks. Written
+# lower case without `_` or `-` (`rtsp_transport` is `rtsptransport`).
+HARMLESS_KEYS = frozenset({
+    "channel", "channels", "chn", "ch", "camera", "cam", "subtype", "substream", "stream", "streamtype", "profile",
+    "resolution", "fps", "framerate", "rate", "width", "height", "codec", "videocodec", "audiocodec", "audio",
+    "transport", "rtsptransport", "protocol", "format", "quality", "compression", "bitrate", "latency", "mode", "page"})
+# a query's `key=value` (after `?`, `&`, `;` or, but in SRT's URLs, a fragment's `#`)
+_PARAM = re.compile(r"(?P<sep>[?&;#])(?P<key>[^=&;#?/]+)=(?P<value>[^&;#]*)")
+_SRT_PARAM = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;?/]+)=(?P<value>[^&;]*)")  # SRT's stream id begins with #
+# a path's `key=value`, at a segment's start or after `_`, `&`, `;` or `,` (XMEye's
+# `/user=admin_password=…_channel=1_stream=0.sdp`); its value ends where the next such pair begins
+_PATH_PAIR = re.compile(r"(?P<sep>^|[/_&;,])(?P<key>[A-Za-z][A-Za-z0-9.-]*)=(?P<value>.*?)"
+                        r"(?=[_&;,][A-Za-z][A-Za-z0-9.-]*=|[/&;,]|$)")
+_SRT_ACCESS = re.compile(r"(?P<sep>^#!::|,)(?P<key>[^=,]+)=(?P<value>[^,]*)")  # streamid=#!::r=live,u=name,p=secret
+_SRT_SHOWN = frozenset({"r", "m", "t", "h", "u"})  # resource, mode, type, host, user: the rest (`p`, `s`) masked
 _URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
 MASK = "***"
 MIN_MASKED = 3  # a secret value at least this long is masked wherever it appears (shorter ones would mask words)
@@ -54,12 +68,12 @@ def mask_secrets(text: str) -> str:
 
 
 def redact(source: str) -> str:
-    """`source` as it may be shown or written anywhere: a URL's password (or a bare token before the
-    `@`, even one holding an unencoded `/` or `@`), the values of credential-like parameters in its
-    query or path (`?token=…`, `;password=…`: `token`, `password`, `key`, `auth`, …) and an SRT
-    stream id's `p=` masked; anything else unchanged. The real source is still what gets opened. This
-    is the one place that decides what a secret in a source looks like; values held by `masking` (filled
-    in from the environment or files) are masked wherever they are in it."""
+    """`source` as it may be shown or written anywhere: a URL's password (or a bare token before the `@`, even one
+    holding an unencoded `/` or `@`), every query value and every `key=value` part of its path (`;password=…`,
+    XMEye's `/user=…_password=…_channel=1`) masked unless its key is in `HARMLESS_KEYS` (`channel=1`, `subtype=0`
+    stay); an SRT stream id's `p=` masked; anything else unchanged. The real source is still what gets opened. This
+    is the one place that decides what a secret in a source looks like; values held by `masking` (filled in from the
+    environment or files) are masked wherever they are in it."""
     source = mask_secrets(source)
     m = _URL.match(source)
     if m is None:
@@ -77,10 +91,30 @@ def redact(source: str) -> str:
     if at_sign:
         user, colon, _ = userinfo.partition(":")
         authority = f"{user}:{MASK}@{host}" if colon else f"{MASK}@{host}"
-    tail = _PARAM.sub(lambda p: f"{p['sep']}{p['key']}={MASK}" if _SECRET_KEY.search(p["key"]) else p[0], tail)
-    if m.group(1).lower() == "srt":  # streamid=#!::u=name,p=secret (the SRT access control syntax)
-        tail = _SRT_PASSWORD.sub(rf"\g<1>p={MASK}", tail)
-    return scheme + authority + tail
+    end = min((i for i in (tail.find("?"), tail.find("#")) if i >= 0), default=len(tail))
+    path, query = tail[:end], tail[end:]
+    srt = m.group(1).lower() == "srt"
+    return scheme + authority + _PATH_PAIR.sub(_pair, path) + (_SRT_PARAM if srt else _PARAM).sub(
+        _srt_param if srt else _pair, query)
+
+
+def _shown(key: str) -> bool:
+    return key.lower().replace("_", "").replace("-", "") in HARMLESS_KEYS
+
+
+def _pair(p: re.Match) -> str:
+    """A `key=value` with its value masked unless its key is harmless (an empty value hides nothing)."""
+    return p[0] if not p["value"] or _shown(p["key"]) else f"{p['sep']}{p['key']}={MASK}"
+
+
+def _srt_param(p: re.Match) -> str:
+    """An SRT URL's parameter: its `streamid` in the access control syntax (`#!::r=live,u=name,p=secret`) shows its
+    resource, mode, type, host and user, any other stream id is masked whole; the rest as `_pair` does."""
+    if p["key"].lower() != "streamid" or not p["value"].startswith("#!::"):
+        return _pair(p)
+    access = _SRT_ACCESS.sub(lambda a: a[0] if a["key"] in _SRT_SHOWN or not a["value"]
+                             else f"{a['sep']}{a['key']}={MASK}", p["value"])
+    return f"{p['sep']}{p['key']}={access}"
 
 
 def redact_text(text: str) -> str:

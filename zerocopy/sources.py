@@ -67,7 +67,6 @@ def source_kind(source: str | Path) -> str:
     return "network" if is_network(source) else "device" if is_device(source) else "file"
 
 
-# Query keys whose values are credentials (camera vendors and streaming servers use all of these).
 _HOST_PORT = re.compile(r"^[\w.-]+:\d+(/|$)")
 
 

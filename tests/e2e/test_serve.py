@@ -437,3 +437,36 @@ def test_a_file_with_loop_is_a_camera_for_trying_serve(tmp_path, clip):
     assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
     assert any("camera desk: the file" in line and "played in a loop and paced as live" in line for line in serve.err)
     assert desk["state"] in ("running", "reconnecting") and desk["fps"] <= 30, desk  # paced: about 25, not hundreds
+
+
+def test_secrets_in_foscam_and_xmeye_urls_never_show(tmp_path, clip):
+    """Issue 36: a URL's secrets are masked by their shape, not by a list of key names: Foscam's `?loginuse=…&
+    loginpas=…` and XMEye's `/user=…_password=…_channel=1` never show in `/api/*`, the log, the published events'
+    `source` nor the store, while `channel` stays readable; the real URL is what gets opened."""
+    import socket
+
+    secret = "Fq9-loginpas-31d7"
+    with socket.socket() as held, Broker() as broker, live(clip) as cam, Subscriber(broker, "zc/#") as sub:
+        held.bind(("127.0.0.1", 0))  # bound, never listening: the XMEye camera's connections are refused
+        refused = held.getsockname()[1]
+        foscam = f"{cam.url}?loginuse=admin&loginpas={secret}&channel=1"  # the loopback server ignores the query
+        xmeye = f"rtsp://127.0.0.1:{refused}/user=admin_password={secret}_channel=1_stream=0.sdp"
+        serve = Serve(tmp_path, config(broker, "box-f", {"foscam": foscam, "xmeye": xmeye})).started()
+        try:
+            wait_until(lambda: news(sub, "zc/foscam/events"), 90, "a `new` event from the Foscam-style camera")
+            wait_until(lambda: serve.cameras()["xmeye"]["error"], 60, "the XMEye-style camera's open error")
+            cams = serve.cameras()
+            bodies = [serve.get(p)[2] for p in ("/api/cameras", "/api/cameras/foscam", "/api/cameras/xmeye",
+                                                "/metrics", "/health")]
+            elapsed = serve.terminate()
+        finally:
+            serve.kill()
+    assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
+    assert cams["foscam"]["source"] == f"{cam.url}?loginuse=***&loginpas=***&channel=1", cams
+    assert cams["xmeye"]["source"] == f"rtsp://127.0.0.1:{refused}/user=***_password=***_channel=1_stream=0.sdp"
+    events = [p for p in sub.on("zc/foscam/events") if isinstance(p, dict)]
+    assert events and {e["source"] for e in events} == {cams["foscam"]["source"]}
+    assert any("camera xmeye: cannot open yet: " in line for line in serve.err), serve.err
+    stored = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
+    seen = "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages)
+    assert stored and secret not in seen and secret.encode() not in stored  # (the events kept in the store)
