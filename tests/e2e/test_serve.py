@@ -470,3 +470,32 @@ def test_secrets_in_foscam_and_xmeye_urls_never_show(tmp_path, clip):
     stored = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
     seen = "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages)
     assert stored and secret not in seen and secret.encode() not in stored  # (the events kept in the store)
+
+
+def test_labels_that_are_no_topic_level_are_slugged_into_their_topics(tmp_path, clip):
+    """Issue 36: labels come from a model's labels file; `front/door` and `snap#` went into topics as they were (serve
+    exited at start on the wildcard). Each is made one topic level (`publish.topics.topic_label`): serve runs, and
+    the counts, the snapshots and Home Assistant's configs all use `front_door` and `snap`."""
+    (tmp_path / "door.txt").write_text("front/door\n")
+    (tmp_path / "snap.txt").write_text("snap#\n")
+    (tmp_path / clip.name).write_bytes(clip.read_bytes())  # each camera a looped file (relative to the config)
+    with Broker() as broker, Subscriber(broker, "#") as sub:
+        text = config(broker, "box-l", {"door": clip.name, "snap": clip.name}).replace(
+            "[cameras.door]\n", '[cameras.door]\nlabels = "door.txt"\nloop = true\n').replace(
+            "[cameras.snap]\n", '[cameras.snap]\nlabels = "snap.txt"\nloop = true\n') + "[homeassistant]\n"
+        serve = Serve(tmp_path, text).started()
+        try:
+            wait_until(lambda: 1 in sub.on("zc/door/front_door") and 1 in sub.on("zc/snap/snap"), 90,
+                       "a face counted on each slugged count topic")
+            wait_until(lambda: sub.on("zc/door/front_door/snapshot"), 90, "door's snapshot on its slugged topic")
+            running = {name: c["state"] for name, c in serve.cameras().items()}
+            elapsed = serve.terminate()
+        finally:
+            serve.kill()
+    assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
+    assert running == {"door": "running", "snap": "running"}, (running, serve.err)
+    configs = [p for t, p, _ in sub.messages if t.startswith("homeassistant/") and isinstance(p, dict)]
+    read = {c.get("state_topic") for c in configs} | {c.get("image_topic") for c in configs}
+    assert {"zc/door/front_door", "zc/snap/snap", "zc/door/front_door/snapshot", "zc/snap/snap/snapshot"} <= read
+    events = [p for p in sub.on("zc/door/events") if isinstance(p, dict)]
+    assert events and not [t for t, _, _ in sub.messages if "front/door" in t or "door/front/" in t]

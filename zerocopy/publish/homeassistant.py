@@ -24,6 +24,7 @@ from zerocopy.analytics.specs import lines_of, zones_of
 from zerocopy.catalog import CATALOG
 from zerocopy.config import RunConfig
 from zerocopy.postprocess import UNNAMED
+from zerocopy.publish.topics import count_topic, snapshot_topic, topic_label
 
 if TYPE_CHECKING:
     from zerocopy.publish.mqtt import MqttPublisher
@@ -65,7 +66,8 @@ def unique_id(*parts: str) -> str:
 
 
 def label_slug(label: str) -> str:
-    return _NOT_SLUG.sub("_", label.lower()).strip("_") or "label"
+    """`label` in ids: its topic level (`topics.topic_label`) with only letters, digits, `_` and `-`."""
+    return _NOT_SLUG.sub("_", topic_label(label)).strip("_") or "label"
 
 
 def entity_labels(settings: dict[str, Any]) -> list[str]:
@@ -144,7 +146,7 @@ class Discovery:
             self._pair(camera.name, None, label, device)
             self._add("image", (self.node, camera.name, label_slug(label), "snapshot"),
                       f"{label.capitalize()} snapshot", f"{camera.name}_{label}_snapshot", device,
-                      image_topic=f"{self.prefix}/{camera.name}/{label}/snapshot", content_type="image/jpeg")
+                      image_topic=f"{self.prefix}/{snapshot_topic(camera.name, label)}", content_type="image/jpeg")
         for zone, own in zone_labels(camera.settings, labels).items():
             for label in own:
                 self._pair(camera.name, zone, label, device)
@@ -152,7 +154,7 @@ class Discovery:
     def _pair(self, camera: str, zone: str | None, label: str, device: dict) -> None:
         """The occupancy binary sensor and the count sensor of one count topic."""
         where = [camera, *([zone] if zone else [])]
-        self.counts.append("/".join([*where, label]))
+        self.counts.append(count_topic(camera, zone, label))
         topic = f"{self.prefix}/{self.counts[-1]}"
         what = f"{zone} {label}" if zone else label
         parts = (self.node, *where, label_slug(label))
