@@ -2,8 +2,9 @@
 /health, /metrics (Prometheus text, parsed), /api/cameras (JSON, sources redacted), latest.jpg, 404s; and the
 server held against hostile clients (issue 26): idle sockets closed after the read timeout, the connection
 cap's 503, 1,000 idle sockets while /health answers, the Host allow-list, `nosniff` and no banner, the token,
-the broker in /health, and the server alone in a process under `ulimit -n 256` (scripts/measure_http_idle.py).
-In the slow tier: it listens on loopback ports."""
+the broker in /health, and the server alone in a process under `ulimit -n 256` (scripts/measure_http_idle.py);
+and (issue 36) a 100 KB head in one write or a 9 KB field refused with a 431, GETs of a file that announce a body
+they never send, numbers of absurd length. In the slow tier: it listens on loopback ports."""
 
 import base64
 import http.client
@@ -24,6 +25,7 @@ import av
 import numpy as np
 import pytest
 from conftest import load_script, wait_until
+from objectevents import object_event
 from PIL import Image
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -35,6 +37,7 @@ from zerocopy.serve.engine import Engine
 from zerocopy.serve.http import StatusServer
 from zerocopy.serve.http_config import HttpConfig
 from zerocopy.serve.status import CameraStatus
+from zerocopy.store.storage import Storage
 
 W, H = 160, 90
 SECRET = "pw-never-shown"
@@ -460,3 +463,87 @@ def test_a_process_out_of_fds_backs_off_says_it_once_and_serves_again_when_fds_f
     # one line, said again at most once a minute (this run lasts about 20 s)
     assert 1 <= out["log_lines"] <= 2 and "Too many open files" in out["log_first"], out
     assert out["health_after_s"] is not None, out  # the idle sockets gone, it answers again
+
+
+CLIP = bytes(range(256)) * 40  # 10,240 bytes
+
+
+class Stored(load_script("measure_http_idle").Stub):
+    """A StatusSource with a real event store: event "a" has a 10 KB clip."""
+
+    def __init__(self, folder: Path):
+        self.storage = Storage(folder, max_bytes=2**30, max_days=1, say=lambda msg: None)
+        self.storage.record([object_event("new", "a", time.time())])
+        clip = folder / "a.mp4"
+        clip.write_bytes(CLIP)
+        self.storage.attach("a", clip=clip)
+        assert self.storage.flush()
+
+
+@pytest.fixture
+def stored(tmp_path):
+    source = Stored(tmp_path / "store")
+    yield source
+    source.storage.close()
+
+
+def whole_answer(sock: socket.socket) -> tuple[bytes, bytes]:
+    """One answer read from `sock`: its status line and headers, and its body (as long as Content-Length says)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536) or pytest.fail(f"closed before an answer's headers: {data[:200]!r}")
+    head, _, body = data.partition(b"\r\n\r\n")
+    fields = dict(line.lower().split(b": ", 1) for line in head.split(b"\r\n")[1:])
+    length = int(fields[b"content-length"])
+    while len(body) < length:
+        body += sock.recv(65536) or pytest.fail(f"closed after {len(body)} of {length} bytes")
+    return head, body
+
+
+def test_a_100_kb_header_in_one_write_or_a_9_kb_field_is_a_431_and_closed():
+    """h11 checks only a request's head that has not come whole: 100 KB sent in one write was answered 200."""
+    with StatusServer("127.0.0.1:0", load_script("measure_http_idle").Stub()) as server:
+        for field in (b"X-Big: " + b"a" * 100_000, b"Range: bytes=" + b" " * 9_000 + b"0-1"):
+            sock = connect(server.address)
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + field + b"\r\n\r\n")
+            head, body = whole_answer(sock)
+            assert head.startswith(b"HTTP/1.1 431 ") and b"connection: close" in head.lower()
+            assert body.count(b"\n") == 1 and "longer than" in json.loads(body)["error"]
+            assert closed_by_server(sock) < CLOSED_BOUND_S
+            sock.close()
+        assert ask(server.address, "/health", headers={"X-Fits": "a" * 8_000})[0] == 200  # under the caps
+
+
+def test_gets_that_announce_a_body_they_never_send_are_answered_and_leave_room_for_health(stored):
+    """Before, a file's answer waited for the request's body: 105 such clip requests kept /health at 503 for over
+    15 s (review of issue 36). Here three times the cap, each answered whole without its body, then /health."""
+    with StatusServer("127.0.0.1:0", stored, max_connections=4) as server:
+        held = []
+        for i in range(12):
+            sock = connect(server.address)
+            announced = b"Content-Length: 1000" if i % 2 else b"Transfer-Encoding: chunked"
+            sock.sendall(b"GET /api/events/a/clip.mp4 HTTP/1.1\r\nHost: 127.0.0.1\r\n" + announced + b"\r\n\r\n")
+            head, body = whole_answer(sock)  # before: the headers, then nothing
+            assert head.startswith(b"HTTP/1.1 200 ") and body == CLIP
+            held.append(sock)
+        t0 = time.monotonic()
+        status, _, body = ask(server.address, "/health")
+        # aimed at a few ms (the oldest answered connection makes room); 10 s leaves room for a loaded machine,
+        # while connections that waited for their bodies kept it at 503 for as long as they stayed
+        assert status == 200 and time.monotonic() - t0 < 10
+        for sock in held:
+            sock.close()
+
+
+def test_numbers_of_absurd_length_are_a_400_or_read_as_numbers(stored):
+    """int() refuses more than 4,300 digits: a `limit` or a Range number that long was a 500 with Python's message."""
+    with StatusServer("127.0.0.1:0", stored) as server:
+        status, headers, body = ask(server.address, "/api/events?limit=" + "1" * 5000)
+        assert (status, headers["content-type"], body.count(b"\n")) == (400, "application/json", 1)
+        assert json.loads(body) == {"error": f"limit must be a whole number from 1 to 500, not '{'1' * 40}'"}
+        for asked, answer in ((f"bytes=0-{'9' * 5000}", (206, CLIP)), (f"bytes=-{'9' * 5000}", (206, CLIP)),
+                              (f"bytes={'0' * 5000}5-9", (206, CLIP[5:10]))):
+            status, _, body = ask(server.address, "/api/events/a/clip.mp4", headers={"Range": asked})
+            assert (status, body) == answer
+        status, headers, _ = ask(server.address, "/api/events/a/clip.mp4", headers={"Range": f"bytes={'9' * 5000}-"})
+        assert status == 416 and headers["content-range"] == f"bytes */{len(CLIP)}"

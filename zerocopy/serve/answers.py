@@ -1,5 +1,5 @@
-"""What the HTTP side's routes read of a request (`Request`) and give back (`Answer`, whose body is bytes or a part
-of an open file, `FilePart`, sent in chunks: `files.send_part`)."""
+"""What the HTTP side's routes read of a request (`Request`, its numbers: `whole_number`) and give back (`Answer`,
+whose body is bytes or a part of an open file, `FilePart`, sent in chunks: `files.send_answer`)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,15 @@ class Request(NamedTuple):
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("utf-8", "replace"), keep_blank_values=True)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", ())}
         return cls(query, headers)
+
+
+def whole_number(text: str, most: int) -> int | None:
+    """`text` as a whole number written in ASCII digits (`most` if it is larger), None if it is not one: in time
+    linear in its length, with no limit on it (Python's `int` refuses more than 4,300 digits: a 500)."""
+    if not text.isascii() or not text.isdigit():
+        return None
+    digits = text.lstrip("0")
+    return most if len(digits) > len(str(most)) else min(int(digits or "0"), most)
 
 
 def as_json(status: int, value: Any, headers: tuple[tuple[bytes, bytes], ...] = ()) -> Answer:

@@ -9,7 +9,7 @@ import math
 from http import HTTPStatus
 from typing import Any
 
-from zerocopy.serve.answers import Answer, Request, as_json
+from zerocopy.serve.answers import Answer, Request, as_json, whole_number
 from zerocopy.serve.files import file_answer
 from zerocopy.store.events import MAX_LIMIT, StoreUnavailable
 from zerocopy.store.storage import Storage
@@ -64,9 +64,10 @@ def event_filters(query: dict[str, list[str]]) -> dict[str, Any]:
                 raise BadFilter(f"{name} is empty; leave it out to have every {name}")
             filters[name] = value
         elif name == "limit":
-            if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= MAX_LIMIT:
+            limit = whole_number(value, MAX_LIMIT + 1)  # of any length: 4,301 digits were a 500
+            if limit is None or not 1 <= limit <= MAX_LIMIT:
                 raise BadFilter(f"limit must be a whole number from 1 to {MAX_LIMIT}, not {value[:40]!r}")
-            filters[name] = int(value)
+            filters[name] = limit
         else:
             try:
                 filters[name] = float(value)

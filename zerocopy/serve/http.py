@@ -23,7 +23,7 @@ from http import HTTPStatus
 from typing import Any
 
 from zerocopy.errors import ZeroCopyError
-from zerocopy.serve.answers import Request, as_json
+from zerocopy.serve.answers import Answer, Request, as_json
 from zerocopy.serve.files import send_answer
 from zerocopy.serve.gate import LOOPBACK_NAMES, Gate
 from zerocopy.serve.http_config import HttpConfig, host_name, is_loopback, parse_listen
@@ -34,7 +34,8 @@ READ_TIMEOUT_S = 10.0  # from a connection's opening (or its last answer) to its
 KEEP_ALIVE_S = 5.0  # a connection idle after an answer is closed after this (uvicorn's timeout_keep_alive)
 MAX_CONNECTIONS = 100  # and at most a quarter of the process's fd limit (`connection_cap`)
 BACKLOG = 1024  # the listen queue (the standard library's server had 5)
-MAX_HEADERS = 16 * 1024  # bytes of a request's line and headers (h11's incomplete-event cap)
+MAX_HEADERS = 16 * 1024  # bytes of a request's line and headers, however they arrive (431 past it)
+MAX_FIELD = 8 * 1024  # bytes of one header field's value (431 past it)
 WORKERS = 4  # threads reading the engine (a scrape, a latest.jpg) while the loop goes on
 NOSNIFF = ("X-Content-Type-Options", "nosniff")
 SAY_EVERY_S = 60.0  # the same kind of server error is said at most once a minute
@@ -55,7 +56,7 @@ class App:
         if scope["type"] != "http":
             return
         method = scope["method"]
-        answer = self.gate.refuse(scope)
+        answer = too_large(scope) or self.gate.refuse(scope)
         if answer is None and method not in ("GET", "HEAD"):
             answer = as_json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} is not served; use GET"},
                              headers=((b"allow", b"GET, HEAD"),))
@@ -73,6 +74,21 @@ class App:
         await send_answer(answer, headers, method == "HEAD", send, receive, self.pool)
 
 
+def too_large(scope: dict) -> Answer | None:
+    """A 431 (closing the connection) for a request with a header field's value over `MAX_FIELD` bytes, or line
+    and headers over `MAX_HEADERS` (counted again here: h11 parses a request that came after another's body
+    unchecked by `_Deadlines`); None for the others."""
+    fields = scope.get("headers", ())
+    size = len(scope.get("raw_path", b"")) + len(scope.get("query_string", b"")) + sum(len(k) + len(v) + 4
+                                                                                      for k, v in fields)
+    name = next((k for k, v in fields if len(v) > MAX_FIELD), None)
+    if name is None and size <= MAX_HEADERS:
+        return None
+    why = (f"the header {name.decode('latin-1')[:40]!r} is longer than {MAX_FIELD} bytes" if name is not None else
+           f"the request's line and headers are longer than {MAX_HEADERS} bytes")
+    return as_json(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, {"error": why}, headers=((b"connection", b"close"),))
+
+
 def connection_cap(wanted: int = MAX_CONNECTIONS) -> int:
     """`wanted`, at most a quarter of the process's open-file limit (the cameras, models and broker need the
     rest): 64 under `ulimit -n 256`."""
@@ -85,8 +101,9 @@ class _Deadlines:
     `cap`): a connection must send a request's complete headers within `read_timeout` of its opening or of its
     last answer, else it is closed; one whose client stops reading its answer (the write buffer full) for
     `read_timeout` is aborted; a connection that opens past `cap` aborts one that stalls so, else closes the
-    oldest one that waits for a request (none: its request gets uvicorn's 503); a malformed request's 400
-    carries `nosniff` too."""
+    oldest one that waits for a request (none: its request gets uvicorn's 503); a request whose line and headers
+    pass `MAX_HEADERS` bytes is answered 431 and closed before h11 reads it, however its bytes arrive (h11 checks
+    only a request not yet whole: 100 KB in one write passed); a malformed request's 400 is JSON with `nosniff`."""
 
     read_timeout: float
     cap: int
@@ -160,15 +177,41 @@ class _Deadlines:
         self._deadline = self._stall = None
         super().connection_lost(exc)
 
-    def send_400_response(self, msg: str) -> None:
+    def handle_events(self) -> None:
+        """h11's events, unless the request awaited has more than `MAX_HEADERS` bytes of line and headers."""
         import h11
 
-        headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"connection", b"close"),
+        if self.conn.their_state is h11.IDLE and head_length(self.conn.trailing_data[0]) > MAX_HEADERS:
+            self.refuse(HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE,
+                        f"the request's line and headers are longer than {MAX_HEADERS} bytes")
+            return
+        super().handle_events()
+
+    def send_400_response(self, msg: str) -> None:
+        self.refuse(HTTPStatus.BAD_REQUEST, msg)
+
+    def refuse(self, status: HTTPStatus, why: str) -> None:
+        """Answer `status` with `{"error": why}` and close, whatever h11 has read of the request."""
+        import h11
+
+        answer = as_json(status, {"error": why})
+        headers = [(b"content-type", answer.content_type.encode()), (b"content-length", str(len(answer.body)).encode()),
+                   (b"cache-control", b"no-store"), (b"connection", b"close"),
                    (NOSNIFF[0].lower().encode(), NOSNIFF[1].encode())]
-        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
-                      h11.Data(data=msg.encode("ascii")), h11.EndOfMessage()):
-            self.transport.write(self.conn.send(event))
+        try:
+            for event in (h11.Response(status_code=int(status), headers=headers, reason=status.phrase.encode()),
+                          h11.Data(data=answer.body), h11.EndOfMessage()):
+                self.transport.write(self.conn.send(event))
+        except h11.LocalProtocolError:  # an answer already begun: only closing is left
+            pass
         self.transport.close()
+
+
+def head_length(received: bytes) -> int:
+    """Bytes of the request line and headers at the start of `received`: up to its blank line, or all of it while
+    that has not come (only the first `MAX_HEADERS` bytes are searched)."""
+    ends = [at + len(mark) for mark in (b"\n\n", b"\n\r\n") if (at := received.find(mark, 0, MAX_HEADERS + 3)) >= 0]
+    return min(ends) if ends else len(received)
 
 
 def _protocol_class(read_timeout: float, cap: int) -> type:
