@@ -2,14 +2,18 @@
 tmp_path): /api/events with its filters, newest first; 400 for a bad filter, 404 for an unknown or expired event;
 an event's snapshot, thumbnail and clip, the clip with range requests (206 with the exact bytes, open-ended and
 suffix ranges, 416, HEAD), a clip larger than a chunk sent whole, a client that leaves mid-clip; the token and
-the Host check on the new routes too. In the slow tier: it listens on loopback ports."""
+the Host check on the new routes too; a row naming a file outside the storage folder, or a link in it, a 404
+(never served); a damaged row skipped and counted, never a 500; a database that cannot be opened a 503 saying why.
+In the slow tier: it listens on loopback ports."""
 
 import http.client
 import json
 import socket
+import sqlite3
 
 import pytest
 from objectevents import T0, object_event
+from prometheus_client.parser import text_string_to_metric_families
 
 from zerocopy.serve.config import parse_config
 from zerocopy.serve.engine import Engine
@@ -26,7 +30,8 @@ def engine(tmp_path):
     config = parse_config({"cameras": {"front": {"url": "rtsp://front.lan/1", "model": "face"}},
                            "storage": {"path": str(tmp_path / "store"), "max_days": 1}}, env={}, base=tmp_path)
     engine = Engine(config.cameras, None, say=lambda msg: None, storage=config.storage)
-    clip, snapshot, thumbnail = tmp_path / "a.mp4", tmp_path / "a.jpg", tmp_path / "a-thumb.jpg"
+    store = tmp_path / "store"  # (made by the engine's storage; the events' files lie inside it)
+    clip, snapshot, thumbnail = store / "a.mp4", store / "a.jpg", store / "a-thumb.jpg"
     clip.write_bytes(CLIP)
     snapshot.write_bytes(b"\xff\xd8 snapshot")
     thumbnail.write_bytes(b"\xff\xd8 thumbnail")
@@ -89,7 +94,7 @@ def test_an_expired_event_is_a_404_and_its_files_are_gone(server, engine, tmp_pa
     engine.storage.prune()  # every event is older than max_days = 1
     status, _, body = get(server, "/api/events/a")
     assert status == 404 and json.loads(body) == {"error": "no event 'a' (unknown, or removed by retention)"}
-    assert get(server, "/api/events/a/clip.mp4")[0] == 404 and not (tmp_path / "a.mp4").exists()
+    assert get(server, "/api/events/a/clip.mp4")[0] == 404 and not (tmp_path / "store" / "a.mp4").exists()
 
 
 def test_the_snapshot_and_the_thumbnail(server):
@@ -117,7 +122,7 @@ def test_the_clip_with_range_requests(server):
 
 
 def test_a_clip_larger_than_a_chunk_is_sent_whole_and_a_client_that_leaves_does_not_hold_the_server(engine, tmp_path):
-    big = tmp_path / "big.mp4"
+    big = tmp_path / "store" / "big.mp4"
     data = bytes(range(251)) * (3 * CHUNK // 251 + 7)
     big.write_bytes(data)
     engine.storage.attach("c", clip=big)
@@ -144,3 +149,57 @@ def test_the_token_and_the_host_check_hold_on_the_event_routes(engine):
         status, headers, body = get(server, "/api/events/a/clip.mp4", {"Authorization": f"Bearer {TOKEN}",
                                                                          "Range": "bytes=5-9"})
         assert (status, body) == (206, CLIP[5:10])
+
+
+SECRET = b"root:x:0:0:root:/root:/bin/bash\n"
+
+
+def metric(server: StatusServer, name: str) -> float:
+    samples = {s.name: s.value for family in text_string_to_metric_families(get(server, "/metrics")[2].decode())
+               for s in family.samples}
+    return samples[name]
+
+
+def test_a_row_naming_a_file_outside_the_folder_or_a_link_in_it_is_never_served(server, engine, tmp_path):
+    secret = tmp_path / "passwd"
+    secret.write_bytes(SECRET)
+    (tmp_path / "store" / "b.mp4").symlink_to(secret)  # a link in the folder, pointing outside
+    engine.storage.attach("b", clip=tmp_path / "store" / "b.mp4")
+    assert engine.storage.flush()
+    conn = sqlite3.connect(engine.storage.store.path)  # a row planted by another program
+    conn.execute("UPDATE events SET snapshot = ?, thumbnail = '../passwd' WHERE id = 'c'", (str(secret),))
+    conn.commit()
+    conn.close()
+    for path in ("/api/events/b/clip.mp4", "/api/events/c/snapshot.jpg", "/api/events/c/thumbnail.jpg"):
+        status, headers, body = get(server, path)
+        assert status == 404 and headers["content-type"] == "application/json" and SECRET not in body, path
+    assert metric(server, "zerocopy_storage_refused_total") == 4  # the link when attached (its size), 3 requests
+    engine.storage.store.prune(max_days=1, now=T0 + 10 * 86400)  # retention: the rows go, never the file
+    assert secret.read_bytes() == SECRET and engine.storage.store.totals()[0] == 0
+
+
+def test_a_damaged_row_is_skipped_and_counted_never_a_500(server, engine):
+    conn = sqlite3.connect(engine.storage.store.path)  # damaged by another program (or a disk)
+    conn.execute("UPDATE events SET box = 'not json' WHERE id = 'b'")
+    conn.commit()
+    conn.close()
+    status, _, body = get(server, "/api/events")
+    assert status == 200 and [e["id"] for e in json.loads(body)] == ["c", "a"]
+    assert get(server, "/api/events/b")[0] == 404 and get(server, "/api/events/a")[0] == 200
+    assert metric(server, "zerocopy_storage_damaged_rows_total") == 1
+
+
+def test_a_database_that_cannot_be_opened_is_a_503_saying_why_and_left_alone(tmp_path):
+    (tmp_path / "store" / "events.db").mkdir(parents=True)  # a folder where the file should be
+    said: list[str] = []
+    config = parse_config({"cameras": {"front": {"url": "rtsp://front.lan/1", "model": "face"}},
+                           "storage": {"path": str(tmp_path / "store")}}, env={}, base=tmp_path)
+    engine = Engine(config.cameras, None, say=said.append, storage=config.storage)
+    try:
+        with StatusServer("127.0.0.1:0", engine) as server:
+            status, _, body = get(server, "/api/events")
+        assert status == 503 and "cannot open" in json.loads(body)["error"]
+        assert (tmp_path / "store" / "events.db").is_dir() and not list((tmp_path / "store").glob("*.corrupt-*"))
+        assert any("events: not kept: cannot open" in line for line in said)
+    finally:
+        engine.stop(timeout=2.0)

@@ -2,14 +2,15 @@
 
 The MP4 has its index first (`movflags=+faststart`): a browser plays it as it downloads and seeks with byte
 ranges. Its timestamps are rebased so that its first picture is at 0. It is written under a temporary name
-beside its place (`sinks.files.Staged`) and renamed into place once whole, so a half-written clip is never
-served. The stream is made from the segment's parameters (`add_mux_stream`): its parameter sets are taken from
-the first keyframe (the ring keeps H.264/HEVC in Annex B, the parameter sets before each keyframe; those a
-camera sent apart are put before the clip's first packet).
+beside its place (`sinks.files.Staged`: made new, never through a link; 0600 here, whatever the umask) and renamed
+into place once whole, so a half-written clip is never served. The stream is made from the segment's parameters
+(`add_mux_stream`): its parameter sets are taken from the first keyframe (the ring keeps H.264/HEVC in Annex B,
+the parameter sets before each keyframe; those a camera sent apart are put before the clip's first packet).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import av
 from zerocopy.errors import ZeroCopyError
 from zerocopy.record.ring import PacketRing, Window
 from zerocopy.sinks.files import Staged
+from zerocopy.store.folder import PRIVATE_FILE
 
 MP4_OPTIONS = {"movflags": "+faststart"}
 
@@ -56,7 +58,9 @@ def remux(window: Window, path: str | Path) -> ClipResult:
     staged = Staged(path)
     base = packets[0].pts
     try:
-        with av.open(staged.ffmpeg_name(), "w", format="mp4", options=dict(MP4_OPTIONS)) as out:
+        name = staged.ffmpeg_name()
+        os.chmod(name, PRIVATE_FILE)  # (`/proc/self/fd/N`: the very file made)
+        with av.open(name, "w", format="mp4", options=dict(MP4_OPTIONS)) as out:
             try:
                 stream = out.add_mux_stream(params.codec, rate=params.rate, width=params.width, height=params.height,
                                             time_base=params.time_base)

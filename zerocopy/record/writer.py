@@ -6,7 +6,7 @@ A request waits until the ring holds `last_seen + post_s` (or the record stream 
 ClipResult or None)` is called on the writer's thread. A disk that is full (less than `min_free_bytes` free, or
 ENOSPC while writing) stops writing clips, said in one line and shown by `disk_full` (for a /metrics gauge),
 until space is free again; nothing is ever raised into detection. `busy_paths()` are the files being written
-(a retention pass must leave them alone).
+(a retention pass must leave them alone). The folders are made 0700, the clips 0600 (`clip.remux`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from __future__ import annotations
 import errno
 import heapq
 import itertools
-import re
 import shutil
 import threading
 import time
@@ -26,12 +25,12 @@ from zerocopy.errors import ZeroCopyError
 from zerocopy.record.clip import ClipResult, write_clip
 from zerocopy.record.ring import PacketRing
 from zerocopy.sinks.files import final_path, temporary
+from zerocopy.store.folder import FILE_NAME, make_private_dirs
 
 MIN_FREE_BYTES = 256 * 2**20  # below this much free space on the clips' disk, no clip is written
 RESUME_BYTES = 64 * 2**20  # after a write failed for want of space, clips resume once this much more is free
 LAG_S = 20.0  # how long past `last_seen + post_s` a clip waits for a record stream that lags behind detection
 POLL_S = 0.5  # the longest the writer sleeps between looks at the clock
-EVENT_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # a file name of its own: no folder, no dot first
 
 OnDone = Callable[[str, ClipResult | None], None]
 
@@ -77,7 +76,7 @@ class ClipWriter:
     def request(self, event_id: str, first_seen_wall: float, last_seen_wall: float, on_done: OnDone) -> None:
         """Queue the clip of an object seen from `first_seen_wall` to `last_seen_wall` (Unix times); `on_done` is
         called later, on the writer's thread, with the `ClipResult` or None. Never raises."""
-        if not EVENT_ID.fullmatch(event_id) or self._stopping.is_set():
+        if not FILE_NAME.fullmatch(event_id) or self._stopping.is_set():
             why = "stopping" if self._stopping.is_set() else f"{event_id!r} cannot be a file name"
             self._give_up(_Request(due=0.0, order=0, event_id=event_id, first_seen=first_seen_wall,
                                    last_seen=last_seen_wall, on_done=on_done), "request", why)
@@ -158,7 +157,7 @@ class ClipWriter:
     def _write(self, request: _Request) -> None:
         path = self.folder / f"{request.event_id}.mp4"
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(self.folder)
             if not self._room():
                 self._give_up(request, "full", "the disk is full")
                 return

@@ -46,7 +46,7 @@ def event_answer(storage: Storage | None, rest: list[str], request: Request) -> 
     path = getattr(event, kind)  # one of store.events.FILES
     if path is None:
         return as_json(HTTPStatus.NOT_FOUND, {"error": f"event {event.id!r} has no {kind}"})
-    return file_answer(path, content_type, request.headers.get("range"))
+    return file_answer(path, content_type, request.headers.get("range"), storage.store.open_file)
 
 
 def event_filters(query: dict[str, list[str]]) -> dict[str, Any]:

@@ -20,13 +20,15 @@ CHUNK = 256 * 1024  # bytes read and sent at a time
 ACCEPT_RANGES = (b"accept-ranges", b"bytes")
 
 
-def file_answer(path: str | os.PathLike, content_type: str, range_header: str | None = None) -> Answer:
+def file_answer(path: str | os.PathLike, content_type: str, range_header: str | None = None,
+                opener: Callable[[str], int] | None = None) -> Answer:
     """A GET of the file at `path`: 200 with all of it, 206 with the part `range_header` asks for, 416 with
-    `Content-Range: bytes */SIZE` when that lies past its end, 404 (JSON) if there is no such file. The body is a
-    `FilePart` holding the file open (a file removed meanwhile is still sent whole). Blocking: call it on the
-    server's pool (routes are)."""
+    `Content-Range: bytes */SIZE` when that lies past its end, 404 (JSON) if there is no such file. `opener`: how
+    `path` is opened read-only (an event's file: `EventStore.open_file`, under the storage folder, never through
+    a link; its `FileNotFoundError`, a refusal included, is a 404). The body is a `FilePart` holding the file open
+    (a file removed meanwhile is still sent whole). Blocking: call it on the server's pool (routes are)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY) if opener is None else opener(os.fspath(path))
     except FileNotFoundError:
         return as_json(HTTPStatus.NOT_FOUND, {"error": f"the file {os.path.basename(path)} is gone"})
     except OSError as e:

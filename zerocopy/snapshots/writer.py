@@ -1,10 +1,12 @@
 """One camera's snapshot writer: a thread of its own that turns a kept picture into two JPEG files (the full frame
 with the object's box drawn, and a crop of the box: the thumbnail), so encoding never runs in the run's thread
 (which, in serve, carries every camera of a group). Its queue is bounded: a snapshot that cannot be queued is
-dropped and counted, never waited for."""
+dropped and counted, never waited for. Its files are private (0600, the folder 0700, whatever the umask) and
+written under the folder's descriptor, never through a link."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import queue
@@ -17,6 +19,8 @@ from typing import Any
 import av
 import numpy as np
 from PIL import Image, ImageDraw
+
+from zerocopy.store.folder import FILE_NAME, create_private, open_private_dir
 
 JPEG_QUALITY = 85
 THUMB_GROW = 1.5  # the thumbnail: the box grown about its centre by this much, then at most THUMB_MAX px
@@ -94,11 +98,22 @@ def _jpeg(img: Image.Image) -> bytes:
     return out.getvalue()
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Written under a temporary name, then renamed: a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+def _write(folder: int, name: str, data: bytes) -> None:
+    """`name` in the folder `folder` (a descriptor), written under `NAME.part`, then renamed: a reader never sees
+    half a file. The temporary is made new (0600, `O_EXCL|O_NOFOLLOW`): whatever had its name (a leftover, a
+    planted link) is removed first, never written through."""
+    part = f"{name}.part"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(part, dir_fd=folder)
+    fd = create_private(part, folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(part, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part, dir_fd=folder)
+        raise
 
 
 @dataclass(frozen=True)
@@ -133,11 +148,16 @@ class SnapshotWriter:
                 job.done.set()
                 continue
             try:
+                if not FILE_NAME.fullmatch(job.event_id):
+                    raise ValueError(f"{job.event_id!r} cannot be a file name")
                 full, thumb = encode(job)
-                self.folder.mkdir(parents=True, exist_ok=True)
                 snapshot, thumbnail = self.folder / f"{job.event_id}.jpg", self.folder / f"{job.event_id}-thumb.jpg"
-                _write(snapshot, full)
-                _write(thumbnail, thumb)
+                folder = open_private_dir(self.folder)
+                try:
+                    _write(folder, snapshot.name, full)
+                    _write(folder, thumbnail.name, thumb)
+                finally:
+                    os.close(folder)
                 self.written += 1
                 self.on_written(Written(event_id=job.event_id, camera=self.name, label=job.label, snapshot=snapshot,
                                         thumbnail=thumbnail, jpeg=full, final=job.final))

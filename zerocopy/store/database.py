@@ -1,7 +1,9 @@
 """One SQLite file in WAL mode for threads that write and threads that read (`Database`): one writing connection
-under a lock, reading connections from a small pool (a read never waits for a write, nor a write for a read). A
-file that cannot be opened or read (not a database, damaged, unreadable) is moved aside to `NAME.corrupt-TIME`
-(with its `-wal` and `-shm`) with one line said, and a new one is made; when even that fails the database is
+under a lock, reading connections from a small pool (a read never waits for a write, nor a write for a read). The
+file and its `-wal` and `-shm` are 0600, its folder 0700, whatever the umask. A file that is damaged (SQLite says
+"malformed" or "not a database", or `quick_check` finds faults) is moved aside to `NAME.corrupt-TIME` (with its
+`-wal` and `-shm`) with one line said, and a new one is made (`moved_aside`); one that merely cannot be opened
+(permissions, a folder in its place, a read-only disk, an I/O error, a lock) is left alone: the database is
 `unavailable` (its `reason` says why), said once, and every use of it raises `StoreUnavailable`."""
 
 from __future__ import annotations
@@ -15,13 +17,20 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from zerocopy.errors import ZeroCopyError
+from zerocopy.store.folder import PRIVATE_FILE, make_private, make_private_dirs
 
 BUSY_TIMEOUT_S = 5.0  # how long a connection waits for another's lock (another process on the same file)
 BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED: in use elsewhere, not damaged: never moved aside
+CORRUPT_CODES = (11, 26)  # SQLITE_CORRUPT, SQLITE_NOTADB: the only failures that move a database aside
+CORRUPT_WORDS = ("malformed", "not a database")
 
 
 class StoreUnavailable(ZeroCopyError):
     """The event store could not be opened (its reason), or is closed."""
+
+
+class Damaged(sqlite3.DatabaseError):
+    """`quick_check` found faults in the file."""
 
 
 class Database:
@@ -37,6 +46,7 @@ class Database:
         self._pool_lock = threading.Lock()
         self._idle: list[sqlite3.Connection] = []
         self._closed = False
+        self.moved_aside: Path | None = None  # where a damaged file was moved at opening
         self._writer = self._open(clock)
 
     @property
@@ -54,19 +64,34 @@ class Database:
 
     def _first(self) -> sqlite3.Connection:
         """The writing connection, the file checked (`quick_check`) and the schema made."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._make_private()
         conn = self._connect()
         try:
             if conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
                 raise sqlite3.DatabaseError("it cannot be put in WAL mode")
             verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
             if verdict != "ok":
-                raise sqlite3.DatabaseError(f"damaged ({verdict})")
+                raise Damaged(f"damaged ({verdict})")
             conn.executescript(self.schema)
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _make_private(self) -> None:
+        """The folder made (0700), the file made if missing, and it and its `-wal` and `-shm` made 0600 (SQLite
+        makes those two with the file's mode). Never through a link (`O_NOFOLLOW`)."""
+        make_private_dirs(self.path.parent)
+        for suffix in ("", "-wal", "-shm"):
+            flags = os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_CREAT if not suffix else 0)
+            try:
+                fd = os.open(f"{self.path}{suffix}", flags, PRIVATE_FILE)
+            except FileNotFoundError:
+                continue
+            try:
+                make_private(fd)
+            finally:
+                os.close(fd)
 
     def _open(self, clock: Callable[[], float]) -> sqlite3.Connection | None:
         try:
@@ -75,8 +100,8 @@ class Database:
             why = _why(e)
             if getattr(e, "sqlite_errorcode", None) in BUSY_CODES:
                 return self._unavailable(f"{self.path} is in use by another process ({why})")
-            if isinstance(e, OSError) or not self.path.exists():  # the folder: nothing to move aside
-                return self._unavailable(f"cannot make {self.path}: {why}")
+            if not _corrupt(e):  # cannot be opened (permissions, a folder in its place, I/O): left where it is
+                return self._unavailable(f"cannot open {self.path}: {why}")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{int(clock())}")
         try:
             for suffix in ("-wal", "-shm", ""):
@@ -84,7 +109,8 @@ class Database:
                     os.replace(f"{self.path}{suffix}", f"{aside}{suffix}")
         except OSError as e:
             return self._unavailable(f"{self.path} cannot be read ({why}) nor moved aside ({_why(e)})")
-        self.say(f"events: {self.path} cannot be read ({why}); moved aside to {aside.name}, a new one started")
+        self.moved_aside = aside
+        self.say(f"events: {self.path} is damaged ({why}); moved aside to {aside.name}, a new one started")
         try:
             return self._first()
         except (sqlite3.Error, OSError) as e:
@@ -142,6 +168,13 @@ class Database:
             for conn in [*self._idle, *([self._writer] if self._writer is not None else [])]:
                 conn.close()
             self._idle.clear()
+
+
+def _corrupt(e: BaseException) -> bool:
+    """Whether SQLite's error says the file is damaged (not merely that it cannot be opened)."""
+    code = getattr(e, "sqlite_errorcode", None)
+    return isinstance(e, Damaged) or (code is not None and code & 0xFF in CORRUPT_CODES) or (
+        isinstance(e, sqlite3.DatabaseError) and any(w in str(e).lower() for w in CORRUPT_WORDS))
 
 
 def _why(e: BaseException) -> str:

@@ -2,13 +2,20 @@
 across restarts, with the files other parts attach to it (snapshot, thumbnail, clip); queried newest first for
 `/api/events`, pruned oldest first with its files.
 
-Thread-safe (`database.Database`: one writer at a time, readers beside it). A database that cannot be read at
-opening is moved aside and a new one started (one line said); a write that fails (a full disk) is said once
-per reason, counted (`write_errors`) and skipped: detection never stops for the store."""
+The files are named relative to the database's folder and reached only under it (`folder.StorageFolder`): a row
+naming a path outside it, with `..` or through a link is refused (never served nor removed; said once, counted in
+`refused`). A row whose columns are not what the store writes (a damaged row) is skipped by queries, said once and
+counted (`damaged_rows`).
+
+Thread-safe (`database.Database`: one writer at a time, readers beside it). A damaged database is moved aside at
+opening and a new one started (one line said); a write that fails (a full disk) is said once per reason, counted
+(`write_errors`) and skipped: detection never stops for the store."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -19,13 +26,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from zerocopy.store.database import Database, StoreUnavailable
+from zerocopy.store.folder import PathRefused, StorageFolder
 from zerocopy.track import ObjectEvent
 
-__all__ = ["MAX_LIMIT", "EventStore", "Freed", "StoreUnavailable", "StoredEvent"]
+__all__ = ["MAX_LIMIT", "EventStore", "Freed", "PathRefused", "StoreUnavailable", "StoredEvent"]
 
 DEFAULT_LIMIT = 50  # rows a query gives unless asked
 MAX_LIMIT = 500
 PRUNE_BATCH = 500  # rows one `prune` looks at, at most: bounded work, the rest at the next call
+DAMAGED_KEPT = 10_000  # damaged rows' ids remembered (each counted once)
 FILES = ("snapshot", "thumbnail", "clip")
 COLUMNS = "id, camera, label, top_score, start_time, end_time, box, zones, snapshot, thumbnail, clip, bytes, last"
 SCHEMA = """
@@ -39,7 +48,7 @@ CREATE TABLE IF NOT EXISTS events (
     box TEXT NOT NULL,            -- JSON [x1, y1, x2, y2]: its box at its best-scored event
     box_score REAL NOT NULL,      -- that event's score
     zones TEXT NOT NULL,          -- JSON: every zone it entered
-    snapshot TEXT, thumbnail TEXT, clip TEXT,  -- the paths of its files, attached by other parts
+    snapshot TEXT, thumbnail TEXT, clip TEXT,  -- its files, relative to the storage folder
     bytes INTEGER NOT NULL DEFAULT 0,          -- what those files took when last attached
     last TEXT NOT NULL            -- JSON: its last event (ObjectEvent.to_record())
 );
@@ -58,7 +67,8 @@ ON CONFLICT (id) DO UPDATE SET
 
 @dataclass(frozen=True, kw_only=True)
 class StoredEvent:
-    """One object as the store keeps it; `snapshot`, `thumbnail` and `clip` are file paths (never shown)."""
+    """One object as the store keeps it; `snapshot`, `thumbnail` and `clip` are its files' paths relative to the
+    storage folder (never shown)."""
 
     id: str
     camera: str
@@ -82,10 +92,17 @@ class StoredEvent:
 
     @classmethod
     def of(cls, row: tuple) -> StoredEvent:
+        """The event of a row (`COLUMNS`); `ValueError` naming what is wrong for a row the store did not write so (a
+        column that is not JSON, a NULL or a text where a number is expected)."""
         ident, camera, label, top, start, end, box, zones, snapshot, thumbnail, clip, size, last = row
-        return cls(id=ident, camera=camera, label=label, top_score=top, start_time=start, end_time=end,
-                   box=json.loads(box), zones=json.loads(zones), snapshot=snapshot, thumbnail=thumbnail, clip=clip,
-                   bytes=size, last=json.loads(last))
+        try:
+            return cls(id=_text(ident), camera=_text(camera), label=_text(label), top_score=_number(top),
+                       start_time=_number(start), end_time=None if end is None else _number(end),
+                       box=_numbers(json.loads(box)), zones=_texts(json.loads(zones)), snapshot=_path(snapshot),
+                       thumbnail=_path(thumbnail), clip=_path(clip), bytes=int(_number(size)),
+                       last=_mapping(json.loads(last)))
+        except (TypeError, ValueError) as e:  # (json.JSONDecodeError is a ValueError)
+            raise ValueError(f"row {str(ident)[:80]!r}: {str(e)[:200]}") from None
 
 
 class Freed(NamedTuple):
@@ -95,21 +112,45 @@ class Freed(NamedTuple):
     bytes: int  # of the files removed with them
 
 
-Busy = Collection[str | Path] | Callable[[str], bool]  # paths being written (absolute), or a test of one
+Busy = Collection[str | Path] | Callable[[str], bool]  # files being written (absolute), or a test of a row's path
 
 
 class EventStore:
-    """The events at `path` (a SQLite file, made with its folder if missing). `say`: where a database moved aside,
-    an unavailable store and each new kind of write error are said (one line each)."""
+    """The events at `path` (a SQLite file, made with its folder if missing), their files under that folder
+    (`files`). `say`: where a database moved aside, an unavailable store, each new kind of write error, the first
+    path refused and the first damaged row are said (one line each)."""
 
     def __init__(self, path: str | Path, say: Callable[[str], None] = print, clock: Callable[[], float] = time.time):
         self.say, self.clock = say, clock
         self.db = Database(path, SCHEMA, say, clock)
         self.path = self.db.path
+        self.files = StorageFolder(self.path.parent)
         self.write_errors = 0  # writes that failed (each skipped)
         self.removed = 0  # rows removed by `prune` since the start
+        self.refused = 0  # paths refused: outside the folder, `..`, a link (never served nor removed)
+        self._damaged: set[str] = set()  # the ids of damaged rows met (skipped)
         self._said: set[str] = set()
         self._lock = threading.Lock()
+        if self.available:
+            self._make_relative()
+
+    @property
+    def damaged_rows(self) -> int:
+        """Damaged rows met so far (each skipped by queries; counted once)."""
+        with self._lock:
+            return len(self._damaged)
+
+    def _make_relative(self) -> None:
+        """The absolute paths an earlier version kept, made relative where they lie inside the folder (the others
+        stay, and are refused when used)."""
+        try:
+            with self.db.writing() as conn:
+                for prefix in self.files.prefixes:
+                    for column in FILES:
+                        conn.execute(f"UPDATE events SET {column} = substr({column}, ?) WHERE substr({column}, 1, ?)"
+                                     " = ?", (len(prefix) + 1, len(prefix), prefix))
+        except Exception as e:
+            self._failed("make the files' paths relative", e)
 
     @property
     def available(self) -> bool:
@@ -118,11 +159,68 @@ class EventStore:
     def _failed(self, what: str, e: Exception) -> None:
         with self._lock:
             self.write_errors += 1
-            line = f"events: cannot {what}: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
-            if line in self._said:
+        self._once(f"events: cannot {what}: {_first_line(e)}", "skipped (said once; counted in "
+                   "zerocopy_storage_write_errors_total)")
+
+    def _once(self, line: str, then: str, key: str | None = None) -> None:
+        """`line; then` said the first time `key` (the line) is met."""
+        with self._lock:
+            if (key or line) in self._said:
                 return
-            self._said.add(line)
-        self.say(f"{line}; skipped (said once; counted in zerocopy_storage_write_errors_total)")
+            self._said.add(key or line)
+        self.say(f"{line}; {then}")
+
+    def refuse(self, e: PathRefused) -> None:
+        """A path refused: counted, the first said."""
+        with self._lock:
+            self.refused += 1
+        self._once(f"events: a file refused: {_first_line(e)}", "never served nor removed (said once; counted in "
+                   "zerocopy_storage_refused_total)", "refused")
+
+    def _skip(self, e: ValueError, ident: Any) -> None:
+        with self._lock:
+            if len(self._damaged) < DAMAGED_KEPT:
+                self._damaged.add(str(ident))
+        self._once(f"events: a damaged row skipped ({_first_line(e)})", "said once; counted in "
+                   "zerocopy_storage_damaged_rows_total", "damaged")
+
+    def _events(self, rows: list[tuple]) -> list[StoredEvent]:
+        """The rows' events, the damaged ones skipped (counted, the first said)."""
+        found = []
+        for row in rows:
+            try:
+                found.append(StoredEvent.of(row))
+            except ValueError as e:
+                self._skip(e, row[0])
+        return found
+
+    def open_file(self, path: str) -> int:
+        """A read-only descriptor of the file `path` a row names (`files.open`); a `PathRefused` is counted, the
+        first said, then raised."""
+        try:
+            return self.files.open(path)
+        except PathRefused as e:
+            self.refuse(e)
+            raise
+
+    def _size(self, path: Any) -> int:
+        """Bytes of a row's file; 0 if it is missing or refused (counted)."""
+        try:
+            return self.files.size(path)
+        except PathRefused as e:
+            self.refuse(e)
+        except OSError:
+            pass
+        return 0
+
+    def _relative(self, path: str | Path) -> str | None:
+        """A file given by a writer (absolute, or relative to the working folder) as a row names it; None if it is
+        not inside the folder (refused: counted, the first said)."""
+        try:
+            return self.files.relative(os.path.abspath(path))
+        except PathRefused as e:
+            self.refuse(e)
+            return None
 
     def record(self, events: Iterable[ObjectEvent]) -> int:
         """Each object's row made or brought up to date from its events, in one transaction; how many were written
@@ -140,11 +238,13 @@ class EventStore:
 
     def attach(self, event_id: str, *, snapshot: str | Path | None = None, thumbnail: str | Path | None = None,
                clip: str | Path | None = None) -> bool:
-        """The event's files (paths, kept absolute); each given replaces the one before. The files' sizes are
-        counted now, so attach a file again once it is complete. False if there is no such event (unknown, or
-        removed by retention) or the write failed."""
-        given = {k: os.path.abspath(v) for k, v in (("snapshot", snapshot), ("thumbnail", thumbnail),
-                                                    ("clip", clip)) if v is not None}
+        """The event's files (inside the storage folder; kept relative to it); each given replaces the one before.
+        The files' sizes are counted now, so attach a file again once it is complete. False if there is no such
+        event (unknown, or removed by retention), a file is outside the folder (refused) or the write failed."""
+        given = {k: self._relative(v) for k, v in (("snapshot", snapshot), ("thumbnail", thumbnail),
+                                                   ("clip", clip)) if v is not None}
+        if None in given.values():
+            return False
         try:
             with self.db.writing() as conn:
                 found = conn.execute("SELECT snapshot, thumbnail, clip FROM events WHERE id = ?",
@@ -152,7 +252,7 @@ class EventStore:
                 if found is None:
                     return False
                 files = {**dict(zip(FILES, found, strict=True)), **given}
-                size = sum(_size(p) for p in files.values() if p is not None)
+                size = sum(self._size(p) for p in files.values() if p is not None)
                 conn.execute("UPDATE events SET snapshot = ?, thumbnail = ?, clip = ?, bytes = ? WHERE id = ?",
                              (*(files[k] for k in FILES), size, event_id))
         except Exception as e:
@@ -161,18 +261,20 @@ class EventStore:
         return True
 
     def get(self, event_id: str) -> StoredEvent | None:
-        """The event, or None (unknown, or removed by retention). Raises `StoreUnavailable`."""
+        """The event, or None (unknown, removed by retention, or a damaged row: skipped). Raises `StoreUnavailable`."""
         with self.db.reading() as conn:
             row = conn.execute(f"SELECT {COLUMNS} FROM events WHERE id = ?", (event_id,)).fetchone()
-        return None if row is None else StoredEvent.of(row)
+        return next(iter(self._events([row] if row is not None else [])), None)
 
     def query(self, *, camera: str | None = None, label: str | None = None, zone: str | None = None,
               after: float | None = None, before: float | None = None, limit: int = DEFAULT_LIMIT) -> list[StoredEvent]:
         """The events that match, newest first (by `start_time`); `after`/`before`: Unix times its start is after
-        or before; `label` in any case; `zone`: one it entered; at most `limit` (≤ `MAX_LIMIT`)."""
+        or before; `label` in any case; `zone`: one it entered; at most `limit` (≤ `MAX_LIMIT`). Damaged rows are
+        skipped (counted)."""
         where, args = [], []
         for test, value in (("camera = ?", camera), ("label = ? COLLATE NOCASE", label),
-                            ("EXISTS (SELECT 1 FROM json_each(events.zones) WHERE value = ?)", zone),
+                            ("CASE WHEN json_valid(events.zones) THEN EXISTS (SELECT 1 FROM json_each(events.zones) "
+                             "WHERE value = ?) END", zone),
                             ("start_time > ?", after), ("start_time < ?", before)):
             if value is not None:
                 where.append(test)
@@ -181,7 +283,13 @@ class EventStore:
               "ORDER BY start_time DESC, id DESC LIMIT ?"
         with self.db.reading() as conn:
             rows = conn.execute(sql, (*args, max(1, min(int(limit), MAX_LIMIT)))).fetchall()
-        return [StoredEvent.of(r) for r in rows]
+        return self._events(rows)
+
+    def named(self) -> set[str]:
+        """Every file a row names (as it names it). Raises `StoreUnavailable`, `sqlite3.Error`."""
+        with self.db.reading() as conn:
+            rows = conn.execute("SELECT snapshot, thumbnail, clip FROM events").fetchall()
+        return {p for row in rows for p in row if isinstance(p, str)}
 
     def totals(self) -> tuple[int, int]:
         """(rows, bytes of their files); (0, 0) when the store is unavailable."""
@@ -199,7 +307,7 @@ class EventStore:
         (being written) is kept whole. At most `batch` rows a call: call again while it frees a full batch."""
         if not self.available:
             return Freed(0, 0)
-        is_busy = busy if callable(busy) else frozenset(os.path.abspath(p) for p in busy).__contains__
+        is_busy = busy if callable(busy) else frozenset(self._busy_keys(busy)).__contains__
         cutoff = (self.clock() if now is None else now) - (max_days or 0.0) * 86400
         try:
             chosen = self._oldest(max_days is not None, cutoff, max_bytes, is_busy, batch)
@@ -208,27 +316,35 @@ class EventStore:
             return Freed(0, 0)
         return self._remove(list(chosen), is_busy)
 
+    def _busy_keys(self, busy: Collection[str | Path]) -> Iterable[str]:
+        for path in busy:
+            with contextlib.suppress(PathRefused):
+                yield self.files.relative(os.path.abspath(path))
+
     def _oldest(self, by_age: bool, cutoff: float, max_bytes: int | None, is_busy: Callable[[str], bool],
                 batch: int) -> dict[str, int]:
         """The ids of the events `prune` removes → their files' bytes."""
         chosen: dict[str, int] = {}
         pick = "SELECT id, snapshot, thumbnail, clip, bytes FROM events WHERE {} ORDER BY start_time LIMIT ?"
         with self.db.reading() as conn:
-            if by_age:
-                old = conn.execute(pick.format("start_time < ?"), (cutoff, batch)).fetchall()
-                chosen.update((r[0], r[4]) for r in old if not any(p and is_busy(p) for p in r[1:4]))
+            # (a damaged row's start, NULL or a text (SQLite puts texts after numbers), counts as old; each test
+            # on its own is a search of the index)
+            for test in ("start_time IS NULL", "start_time >= ''", "start_time < ?") if by_age else ():
+                old = conn.execute(pick.format(test), (*((cutoff,) if "?" in test else ()), batch)).fetchall()
+                chosen.update((r[0], _bytes(r[4])) for r in old if not any(p and is_busy(p) for p in r[1:4]))
             if max_bytes is not None:
                 over = conn.execute("SELECT total(bytes) FROM events").fetchone()[0] - sum(chosen.values()) - max_bytes
                 for r in conn.execute(pick.format("bytes > 0"), (batch,)).fetchall() if over > 0 else ():
                     if over <= 0 or len(chosen) >= batch:
                         break
                     if r[0] not in chosen and not any(p and is_busy(p) for p in r[1:4]):
-                        chosen[r[0]] = r[4]
-                        over -= r[4]
+                        chosen[r[0]] = _bytes(r[4])
+                        over -= chosen[r[0]]
         return chosen
 
     def _remove(self, ids: list[str], is_busy: Callable[[str], bool]) -> Freed:
-        """The rows `ids` deleted, then their files (one made busy since is left: it is a new file's)."""
+        """The rows `ids` deleted, then their files (one made busy since is left: it is a new file's; one refused is
+        never touched)."""
         if not ids:
             return Freed(0, 0)
         marks = ", ".join("?" * len(ids))
@@ -243,11 +359,9 @@ class EventStore:
         freed = 0
         for path in {p for row in files for p in row if p is not None and not is_busy(p)}:
             try:
-                size = _size(path)
-                os.unlink(path)
-                freed += size
-            except FileNotFoundError:
-                pass
+                freed += self.files.remove(path)
+            except PathRefused as e:
+                self.refuse(e)
             except OSError as e:
                 self._failed("remove an old event's file", e)
         with self._lock:
@@ -264,9 +378,45 @@ def _row(e: ObjectEvent) -> dict[str, Any]:
             "score": float(e.score), "zones": json.dumps(list(e.entered_zones)), "last": json.dumps(e.to_record())}
 
 
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
+def _first_line(e: Exception) -> str:
+    return str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+
+
+def _bytes(value: Any) -> int:
+    """A row's `bytes` (0 if a damaged row holds something else)."""
+    return value if isinstance(value, int) and value > 0 else 0
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{str(value)[:40]!r} where a number is expected")
+    return value
+
+
+def _numbers(value: Any) -> list[float]:
+    if not isinstance(value, list) or len(value) != 4:
+        raise ValueError(f"a box of {str(value)[:40]!r}")
+    return [_number(v) for v in value]
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{str(value)[:40]!r} where a text is expected")
+    return value
+
+
+def _texts(value: Any) -> list[str]:
+    if not isinstance(value, list):
+        raise ValueError(f"{str(value)[:40]!r} where a list is expected")
+    return [_text(v) for v in value]
+
+
+def _path(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{str(value)[:40]!r} where an object is expected")
+    return value
 

@@ -3,7 +3,12 @@ engine and closed with it. Object events reach the store on a thread of its own 
 run never waits for the disk; what does not fit is counted), which also applies retention every `PRUNE_EVERY_S`
 (bounded work each time). The parts that write files (snapshots, clips) `attach` them to their event and are
 watched (`watch`): their files being written (`busy`: retention never removes them) and their disk-full flag
-(`disk_full`: a `/metrics` gauge; detection goes on)."""
+(`disk_full`: a `/metrics` gauge; detection goes on).
+
+The folder is private (0700, its files 0600: `folder`). At start, before anything writes, its `snapshots` and
+`clips` are surveyed: the temporaries a kill left are removed, and the files no row names (a database moved aside,
+a kill between a file and its row) are counted with the events' files (`max_gb`) and removed oldest first past
+the limits, as are the files being written now (`busy`) counted."""
 
 from __future__ import annotations
 
@@ -15,9 +20,10 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from zerocopy.store.events import PRUNE_BATCH, EventStore, Freed
+from zerocopy.store.folder import PRIVATE_DIR, PathRefused, is_temporary, make_private, make_private_dirs
 from zerocopy.track import ObjectEvent
 
 DB_NAME = "events.db"
@@ -25,6 +31,8 @@ QUEUE = 10_000  # batches of events (one a frame that made any) waiting for the 
 ATTACH_WAIT_S = 2.0  # how long `attach` waits for room in the queue (its caller is a file writer, not a run)
 PRUNE_EVERY_S = 60.0
 PRUNE_ROUNDS = 20  # batches of PRUNE_BATCH rows one retention pass removes at most; the rest at the next pass
+SURVEYED = ("snapshots", "clips")  # the folders the storage's writers fill (the rest of the folder is left alone)
+KEPT = (".jpg", ".mp4")  # the files they keep (a file of another kind there is not theirs: never counted nor removed)
 _CLOSE = object()
 
 
@@ -34,13 +42,24 @@ class StorageStats:
 
     available: bool  # the database is open
     events: int  # rows kept
-    file_bytes: int  # what their files take
+    file_bytes: int  # what their files take, with the files no row names and those being written
+    unnamed_files: int  # files no row names (found at start; removed oldest first past the limits)
     database_bytes: int
     max_bytes: int
     recording_stopped: bool  # a full disk stopped recording (the clip writer says so)
     write_errors: int
     dropped: int  # events never written: the queue was full
     removed: int  # events removed by retention since the start
+    refused: int  # paths refused (outside the folder, `..`, a link): never served nor removed
+    damaged_rows: int  # rows skipped: their columns are not what the store writes
+
+
+class Unnamed(NamedTuple):
+    """A file no row names."""
+
+    mtime: float
+    path: str  # relative to the folder
+    bytes: int
 
 
 class Storage:
@@ -51,16 +70,58 @@ class Storage:
     def __init__(self, folder: str | Path, *, max_bytes: int, max_days: float, say: Callable[[str], None] = print,
                  clock: Callable[[], float] = time.time, prune_every: float = PRUNE_EVERY_S):
         self.folder = Path(folder)
-        self.max_bytes, self.max_days, self.say = max_bytes, max_days, say
+        self.max_bytes, self.max_days, self.say, self.clock = max_bytes, max_days, say, clock
+        self._make_private()
         self.store = EventStore(self.folder / DB_NAME, say, clock)
+        self.files = self.store.files
         self.dropped = 0
         self._queue: queue.Queue[Any] = queue.Queue(QUEUE)
         self._lock = threading.Lock()
         self._busy_sources: list[Callable[[], Iterable[str | Path]]] = []  # `watch`
         self._full_sources: list[Callable[[], bool]] = []
+        self._unnamed: list[Unnamed] = []  # oldest first
         self._every = prune_every
+        self._survey()
         self._thread = threading.Thread(target=self._keep, daemon=True, name="zerocopy-storage")
         self._thread.start()
+
+    def _make_private(self) -> None:
+        """The folder made (0700), or made 0700 if others could read it (the database says why it cannot)."""
+        with contextlib.suppress(OSError):
+            make_private_dirs(self.folder)
+            fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:
+                make_private(fd, PRIVATE_DIR)
+            finally:
+                os.close(fd)
+
+    def _survey(self) -> None:
+        """(at start) The temporaries a kill left removed (one that cannot be is counted as unnamed); the files no
+        row names counted (`Unnamed`); every folder and file on the way made private."""
+        try:
+            named = self.store.named() if self.store.available else None
+        except Exception:  # a database damaged since it was opened: the files are left as they are
+            named = None
+        removed = [0, 0]
+        for top in SURVEYED:
+            for rel, info in self.files.walk(top):
+                name = rel.rsplit("/", 1)[-1]
+                if is_temporary(name):
+                    with contextlib.suppress(OSError):
+                        removed[1] += self.files.remove(rel)
+                        removed[0] += 1
+                        continue
+                elif named is None or rel in named or not name.endswith(KEPT):
+                    continue
+                self._unnamed.append(Unnamed(info.st_mtime, rel, info.st_size))
+        self._unnamed.sort()
+        if removed[0]:
+            self.say(f"storage {self.folder}: {removed[0]} temporary files left by an earlier run removed "
+                     f"({removed[1] / 1e6:.1f} MB)")
+        if self._unnamed:
+            self.say(f"storage {self.folder}: {len(self._unnamed)} files no event names "
+                     f"({sum(u.bytes for u in self._unnamed) / 1e6:.1f} MB: a database moved aside, or a kill before "
+                     "their event was written): counted in max_gb, removed oldest first past the limits")
 
     # --- what the runs and the file writers call ---------------------------------------------------
     def record(self, events: Sequence[ObjectEvent]) -> None:
@@ -91,6 +152,18 @@ class Storage:
         with self._lock:
             sources = list(self._busy_sources)
         return frozenset(os.path.abspath(p) for source in sources for p in source())
+
+    def busy_bytes(self) -> int:
+        """What the files being written take now."""
+        size = 0
+        for path in self.busy_paths():
+            with contextlib.suppress(OSError):
+                size += self.files.size(self.files.relative(path))
+        return size
+
+    def unnamed_bytes(self) -> int:
+        with self._lock:
+            return sum(u.bytes for u in self._unnamed)
 
     def recording_stopped(self) -> bool:
         with self._lock:
@@ -137,15 +210,42 @@ class Storage:
                 due = time.monotonic() + self._every
 
     def prune(self) -> Freed:
-        """One retention pass (what the storage's thread does every `PRUNE_EVERY_S`): at most `PRUNE_ROUNDS`
-        batches of the oldest events past `max_days` or beyond `max_bytes`, with their files."""
-        rows = size = 0
+        """One retention pass (what the storage's thread does every `PRUNE_EVERY_S`): the files no row names past
+        `max_days` or beyond `max_bytes` (they are older than any row), then at most `PRUNE_ROUNDS` batches of the
+        oldest events past `max_days` or beyond `max_bytes` (less what the files being written take), with their
+        files."""
+        busy = self.busy_paths()
+        rows, size = 0, self._prune_unnamed()
         for _ in range(PRUNE_ROUNDS):
-            freed = self.store.prune(max_days=self.max_days, max_bytes=self.max_bytes, busy=self.busy_paths())
+            room = self.max_bytes - self.unnamed_bytes() - self.busy_bytes()
+            freed = self.store.prune(max_days=self.max_days, max_bytes=room, busy=busy)
             rows, size = rows + freed.rows, size + freed.bytes
             if freed.rows < PRUNE_BATCH:
                 break
         return Freed(rows, size)
+
+    def _prune_unnamed(self) -> int:
+        """The unnamed files older than `max_days`, then the oldest while every file takes more than `max_bytes`;
+        the bytes freed."""
+        with self._lock:
+            if not self._unnamed:
+                return 0
+        cutoff = self.clock() - self.max_days * 86400
+        over = self.store.totals()[1] + self.unnamed_bytes() + self.busy_bytes() - self.max_bytes
+        freed = 0
+        while True:
+            with self._lock:
+                oldest = self._unnamed[0] if self._unnamed else None
+                if oldest is None or (oldest.mtime >= cutoff and over <= 0):
+                    return freed
+                self._unnamed.pop(0)
+            try:
+                freed += self.files.remove(oldest.path)
+            except PathRefused as e:  # made a link since the start: left alone
+                self.store.refuse(e)
+            except OSError as e:
+                self.say(f"storage {self.folder}: cannot remove {oldest.path}: {e.strerror or e}")
+            over -= oldest.bytes
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Waits until everything queued before the call is written; False if that took longer than `timeout`."""
@@ -157,10 +257,14 @@ class Storage:
         rows, files = self.store.totals()
         with self._lock:
             dropped = self.dropped
-        return StorageStats(available=self.store.available, events=rows, file_bytes=files,
+        with self._lock:
+            unnamed = len(self._unnamed)
+        return StorageStats(available=self.store.available, events=rows,
+                            file_bytes=files + self.unnamed_bytes() + self.busy_bytes(), unnamed_files=unnamed,
                             database_bytes=self.store.db.size() if self.store.available else 0,
                             max_bytes=self.max_bytes, recording_stopped=self.recording_stopped(),
-                            write_errors=self.store.write_errors, dropped=dropped, removed=self.store.removed)
+                            write_errors=self.store.write_errors, dropped=dropped, removed=self.store.removed,
+                            refused=self.store.refused, damaged_rows=self.store.damaged_rows)
 
     def close(self, timeout: float = 2.0) -> None:
         """Writes what is queued (within `timeout`), then closes the database."""

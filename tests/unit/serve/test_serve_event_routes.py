@@ -111,7 +111,7 @@ def ask(engine, path: str, query: str = "", headers: dict | None = None):
 
 def test_api_events_over_the_engines_store(engine, tmp_path):
     engine.storage.record([object_event("new", "a", T0, zones=("door",)), object_event("new", "b", T0 + 5)])
-    snapshot = tmp_path / "a.jpg"
+    snapshot = tmp_path / "store" / "a.jpg"  # (a file of the storage folder: one outside it is refused)
     snapshot.write_bytes(b"\xff\xd8 a jpeg")
     engine.storage.attach("a", snapshot=snapshot)
     assert engine.storage.flush()

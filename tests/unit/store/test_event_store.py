@@ -94,7 +94,7 @@ def test_files_are_attached_and_counted(store, tmp_path):
     store.record([event("new", "a")])
     assert store.attach("a", snapshot=snap) and store.attach("a", clip=clip)
     row = store.get("a")
-    assert (row.snapshot, row.clip, row.thumbnail, row.bytes) == (str(snap), str(clip), None, 1100)
+    assert (row.snapshot, row.clip, row.thumbnail, row.bytes) == ("a.jpg", "a.mp4", None, 1100)  # relative
     assert row.to_json()["has_clip"] and row.to_json()["has_snapshot"]
     assert store.attach("unknown", clip=clip) is False
     assert store.get("unknown") is None and store.totals() == (1, 1100)
@@ -143,8 +143,8 @@ def test_a_file_that_is_not_a_database_is_moved_aside_and_a_new_one_works(tmp_pa
     path.write_bytes(b"this is not SQLite\n" * 300)
     store = EventStore(path, said.append, clock=lambda: T0)
     aside = tmp_path / f"events.db.corrupt-{int(T0)}"
-    assert said == [f"events: {path} cannot be read (file is not a database); moved aside to {aside.name}, a new "
-                    "one started"]
+    assert said == [f"events: {path} is damaged (file is not a database); moved aside to {aside.name}, a new one "
+                    "started"]
     assert aside.read_bytes().startswith(b"this is not SQLite") and store.available
     store.record([event("new", "a")])
     assert [e.id for e in store.query()] == ["a"]
@@ -168,7 +168,7 @@ def test_a_damaged_database_is_moved_aside_with_its_log(tmp_path, said):
 def test_a_store_that_cannot_be_made_is_unavailable_and_detection_goes_on(tmp_path, said):
     (tmp_path / "file").write_text("a file, not a folder")
     store = EventStore(tmp_path / "file" / "events.db", said.append)
-    assert not store.available and len(said) == 1 and said[0].startswith("events: not kept: cannot make")
+    assert not store.available and len(said) == 1 and said[0].startswith("events: not kept: cannot open")
     assert store.record([event("new", "a")]) == 0 and store.record([event("new", "b")]) == 0
     assert store.write_errors == 2 and len(said) == 2  # the failing writes said once
     with pytest.raises(StoreUnavailable):
@@ -240,3 +240,43 @@ def test_a_locked_database_is_not_moved_aside(tmp_path, said, monkeypatch):
     finally:
         holder.execute("ROLLBACK")
         holder.close()
+
+
+def test_a_database_that_cannot_be_opened_is_left_where_it_is_and_said(tmp_path, said):
+    path = tmp_path / "events.db"
+    path.mkdir()  # a folder where the file should be: it cannot be opened, and it is not damaged
+    (path / "mine").write_text("kept")
+    store = EventStore(path, said.append)
+    assert not list(tmp_path.glob("*.corrupt-*")) and (path / "mine").read_text() == "kept"
+    assert not store.available
+    assert said == [f"events: not kept: cannot open {path}: Is a directory; detection goes on"]
+    with pytest.raises(StoreUnavailable, match="cannot open"):
+        store.query()
+
+
+LOOSE = """CREATE TABLE events (id TEXT PRIMARY KEY, camera TEXT, label TEXT, top_score REAL, start_time REAL,
+end_time REAL, box TEXT, box_score REAL, zones TEXT, snapshot TEXT, thumbnail TEXT, clip TEXT, bytes INTEGER DEFAULT 0,
+last TEXT)"""  # the store's table without its NOT NULLs, as another program could have made it
+
+
+def test_damaged_rows_are_skipped_and_counted_not_raised(tmp_path, said):
+    conn = sqlite3.connect(tmp_path / "events.db")
+    conn.execute(LOOSE)
+    conn.close()
+    store = EventStore(tmp_path / "events.db", said.append)
+    store.record([event("new", ident, T0 + i, zones=("door",)) for i, ident in enumerate("abcdefg")])
+    conn = sqlite3.connect(tmp_path / "events.db")
+    for damage in ("box = 'not json' WHERE id = 'a'", "top_score = 'high' WHERE id = 'b'",
+                   "start_time = NULL WHERE id = 'c'", "last = NULL WHERE id = 'd'", "zones = '[' WHERE id = 'e'",
+                   "bytes = 'many', clip = 7 WHERE id = 'f'"):
+        conn.execute(f"UPDATE events SET {damage}")
+    conn.commit()
+    conn.close()
+    assert [e.id for e in store.query()] == ["g"]
+    assert [e.id for e in store.query(zone="door")] == ["g"]  # zones that are not JSON: no error either
+    assert store.get("a") is None and store.get("g").id == "g"
+    assert store.damaged_rows == 6 and len(said) == 1
+    assert said[0].startswith("events: a damaged row skipped (row ") and said[0].endswith(
+        "; said once; counted in zerocopy_storage_damaged_rows_total")
+    assert store.prune(max_days=1, now=T0 + 10 * 86400).rows == 7 and store.write_errors == 0  # retention goes on
+    store.close()

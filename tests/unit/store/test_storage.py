@@ -43,19 +43,19 @@ def test_the_sink_keeps_object_events_only(storage):
     assert (storage.folder / "events.db").exists()
 
 
-def test_files_attached_right_after_their_event_reach_its_row(storage, tmp_path):
-    clip = tmp_path / "a.mp4"
+def test_files_attached_right_after_their_event_reach_its_row(storage):
+    clip = storage.folder / "a.mp4"
     clip.write_bytes(b"c" * 2048)
     storage.record([event("new", "a")])
     storage.attach("a", clip=clip)  # queued behind the event: never "no such event"
     assert storage.flush()
-    assert storage.store.get("a").clip == str(clip)
+    assert storage.store.get("a").clip == "a.mp4"  # relative to the folder
     assert storage.stats().file_bytes == 2048
 
 
 def test_retention_runs_on_the_storages_thread_and_keeps_busy_files(tmp_path, said):
-    clips = [tmp_path / f"c{i}.mp4" for i in range(4)]
     storage = Storage(tmp_path / "store", max_bytes=10**9, max_days=1.0, say=said.append, prune_every=0.05)
+    clips = [tmp_path / "store" / f"c{i}.mp4" for i in range(4)]
     watched: set = {clips[1], clips[2]}
     storage.watch(busy=lambda: set(watched))
     try:
@@ -85,8 +85,8 @@ def test_recording_stopped_by_a_full_disk_is_shown(storage):
     assert not storage.stats().recording_stopped
 
 
-def test_the_metrics(storage, tmp_path):
-    clip = tmp_path / "a.mp4"
+def test_the_metrics(storage):
+    clip = storage.folder / "a.mp4"
     clip.write_bytes(b"c" * 500)
     storage.record([event("new", "a"), event("new", "b", T0 + 1)])
     storage.attach("b", clip=clip)
@@ -107,7 +107,8 @@ def test_the_metrics(storage, tmp_path):
     assert samples[("zerocopy_storage_limit_bytes", ())] == 10**9
     assert samples[("zerocopy_storage_recording_stopped", ())] == 1
     assert samples[("zerocopy_storage_available", ())] == 1
-    for counter in ("write_errors", "dropped", "removed"):
+    assert samples[("zerocopy_storage_unnamed_files", ())] == 0
+    for counter in ("write_errors", "dropped", "removed", "refused", "damaged_rows"):
         assert samples[(f"zerocopy_storage_{counter}_total", ())] == 0
 
 
