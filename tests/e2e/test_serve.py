@@ -15,6 +15,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,15 @@ def with_password(url: str) -> str:
     return url.replace("http://", "http://viewer:${CAM_PW}@")
 
 
+# what begins each line serve writes, unless the journal reads it: the time, ISO 8601 with its offset
+STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d ")
+
+
+def unstamped(lines: list[str]) -> list[str]:
+    """`lines` without the time that begins each."""
+    return [STAMP.sub("", line, count=1) for line in lines]
+
+
 def news(sub: Subscriber, topic: str) -> list[dict]:
     return [p for p in sub.on(topic) if isinstance(p, dict) and p.get("type") == "new"]
 
@@ -133,7 +143,7 @@ def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(t
             serve.started()
             started = "serving 2 camera(s) in 1 group(s) (one compiled model each) as node box-a"
             assert any(started in line for line in serve.err)
-            assert f"zerocopy: HTTP on {serve.address}: loopback only, no token" in serve.err  # who may ask, said
+            assert f"zerocopy: HTTP on {serve.address}: loopback only, no token" in unstamped(serve.err)  # who may ask
             # events of both cameras, the box online
             wait_until(lambda: news(sub, "zc/front/events") and news(sub, "zc/back/events"), 90,
                        "a `new` event from each camera")
@@ -267,8 +277,8 @@ url = "rtsp://back.lan/${MISSING_VAR}"
         serve.kill()
     assert serve.proc.returncode == 2
     prefix = f"zerocopy: {serve.config}: "
-    assert all(line.startswith(prefix) for line in serve.err), serve.err
-    assert [line[len(prefix):].split(":")[0] for line in serve.err] == [
+    assert all(STAMP.match(line) and line.startswith(prefix, STAMP.match(line).end()) for line in serve.err), serve.err
+    assert [line[len(prefix):].split(":")[0] for line in unstamped(serve.err)] == [
         "[cameras.back] url", "[http] listen", "[cameras.front] detect_fps", "[cameras.front] model"]
     assert "MISSING_VAR is not set" in serve.err[0]
     assert SECRET not in "\n".join(serve.err)
@@ -499,3 +509,51 @@ def test_labels_that_are_no_topic_level_are_slugged_into_their_topics(tmp_path, 
     assert {"zc/door/front_door", "zc/snap/snap", "zc/door/front_door/snapshot", "zc/snap/snap/snapshot"} <= read
     events = [p for p in sub.on("zc/door/events") if isinstance(p, dict)]
     assert events and not [t for t, _, _ in sub.messages if "front/door" in t or "door/front/" in t]
+
+
+def looped_config(tmp_path: Path, clip: Path) -> str:
+    """A config of one camera, `desk`: `clip` played in a loop (copied beside the config), no broker."""
+    (tmp_path / clip.name).write_bytes(clip.read_bytes())
+    return f'[http]\nlisten = "127.0.0.1:0"\n[cameras.desk]\nurl = "{clip.name}"\nloop = true\nmodel = "face"\n'
+
+
+def test_every_log_line_has_its_time_and_a_looped_file_says_its_restart_once(tmp_path, face_model_path):
+    """Issue 36: serve's log is read later: each line begins with the time (ISO 8601 with its offset), and a looped
+    file camera played again and again says so once (it said `reconnecting` and `running` at every loop)."""
+    short = make_ts_clip(tmp_path / "short.ts", seconds=1.0, fps=25, width=320, height=180)
+    serve = Serve(tmp_path, looped_config(tmp_path, short)).started()
+    try:
+        wait_until(lambda: serve.cameras()["desk"]["reconnects"] >= 3, 90, "the file played three more times")
+        elapsed = serve.terminate()
+    finally:
+        serve.kill()
+    assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
+    desk = [line for line in unstamped(serve.err) if line.startswith("zerocopy: camera desk: ")]
+    assert [line for line in desk if "played again" in line or "reconnecting" in line or line.endswith(": running")] \
+        == ["zerocopy: camera desk: the file ended: it is played again from its start at each end (said once; each "
+            "time counts as a reconnection in /api/cameras and /metrics)"], desk
+    assert serve.err and [line for line in serve.err if not STAMP.match(line)] == []
+    stamps = [datetime.fromisoformat(line.split(" ")[0]) for line in serve.err]
+    assert all(s.utcoffset() is not None for s in stamps) and stamps == sorted(stamps)
+
+
+def test_under_the_journal_no_line_has_a_time_of_its_own(tmp_path, face_model_path, clip):
+    """systemd's journal stamps each line itself: serve, whose stderr is the stream `$JOURNAL_STREAM` names (device and
+    inode, as systemd sets it), writes none."""
+    config = tmp_path / "serve.toml"
+    config.write_text(looped_config(tmp_path, clip))
+    with open(tmp_path / "journal", "w") as journal:
+        st = os.fstat(journal.fileno())
+        proc = subprocess.Popen([sys.executable, "-m", "zerocopy", "serve", str(config)], stdout=subprocess.DEVNULL,
+                                stderr=journal, env={**os.environ, "JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}",
+                                                     "STATE_DIRECTORY": str(tmp_path / "state")})
+    try:
+        wait_until(lambda: "camera desk: running" in (tmp_path / "journal").read_text(), 60, "the camera running")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    lines = (tmp_path / "journal").read_text().splitlines()
+    assert lines and all(line.startswith("zerocopy: ") for line in lines), lines

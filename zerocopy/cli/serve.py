@@ -1,14 +1,21 @@
 """`zerocopy serve CONFIG.toml`: every camera of the config at once, events to the broker, status over HTTP,
 until SIGTERM or Ctrl-C (then everything stops within 2 s: the frames in flight, the `end` of every open
-object, the publisher's queue as far as it goes)."""
+object, the publisher's queue as far as it goes). Its log is stderr, each line stamped with the time (unless
+the journal, which stamps its own, reads it)."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import signal
+import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
+from datetime import datetime
+from typing import TextIO
 
 from zerocopy.cli.options import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
 from zerocopy.cli.runtime import open_publisher, stop_on_signals
@@ -17,20 +24,87 @@ from zerocopy.redaction import masking
 from zerocopy.serve.config import ServeConfigError, load_config
 from zerocopy.serve.engine import Engine
 from zerocopy.serve.http import StatusServer
+from zerocopy.serve.status import CameraState
 
 
 def cmd_serve(args, say: Callable[[str], None]) -> int:
+    if args.check:  # an answer read at once, not a log: no time on it
+        config = _load(args.config, say)
+        if config is not None:
+            say(f"{args.config}: {len(config.cameras)} camera(s), no problem found")
+        return EXIT_USAGE if config is None else EXIT_OK
+    with stamped_stderr():
+        config = _load(args.config, say)
+        if config is None:
+            return EXIT_USAGE
+        with masking(config.secrets):  # what was filled in never shows: events, /api, /metrics, the log, errors
+            return _serve(config, say)
+
+
+def _load(path: str, say: Callable[[str], None]):
+    """The checked config at `path`, or None once each of its problems is said."""
     try:
-        config = load_config(args.config)
+        return load_config(path)
     except ServeConfigError as e:
         for problem in e.problems:
-            say(f"{args.config}: {problem}")
-        return EXIT_USAGE
-    if args.check:
-        say(f"{args.config}: {len(config.cameras)} camera(s), no problem found")
-        return EXIT_OK
-    with masking(config.secrets):  # what was filled in never shows: events, /api, /metrics, the log, errors
-        return _serve(config, say)
+            say(f"{path}: {problem}")
+        return None
+
+
+def under_journal(stream: TextIO) -> bool:
+    """Whether `stream` is connected to systemd's journal: `$JOURNAL_STREAM` names its device and inode
+    (systemd.exec(5)); a process started from such a service with its stderr elsewhere does not match."""
+    device, _, inode = os.environ.get("JOURNAL_STREAM", "").partition(":")
+    try:
+        st = os.fstat(stream.fileno())
+        return (int(device), int(inode)) == (st.st_dev, st.st_ino)
+    except (ValueError, OSError, AttributeError):  # not set or not numbers; a stream with no file (a test's)
+        return False
+
+
+class StampedLines:
+    """A text stream that writes each line to `stream` after the local time, ISO 8601 with its offset and a space
+    (`2026-11-28T03:40:12+00:00 zerocopy: …`): the time a line began. Lines written from several threads at once
+    keep their own stamps; anything else (`fileno`, `encoding`, …) is `stream`'s."""
+
+    def __init__(self, stream: TextIO, clock: Callable[[], datetime] = lambda: datetime.now().astimezone()):
+        self.stream, self.clock = stream, clock
+        self._line_start = True
+        self._lock = threading.Lock()
+
+    def write(self, text: str) -> int:
+        with self._lock:
+            out = []
+            for piece in _LINES.findall(text):
+                if self._line_start:
+                    out.append(f"{self.clock().isoformat(timespec='seconds')} ")
+                out.append(piece)
+                self._line_start = piece.endswith("\n")
+            self.stream.write("".join(out))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self.stream, name)
+
+
+_LINES = re.compile(r"[^\n]*\n|[^\n]+")  # each line with its newline, and a last one without
+
+
+@contextlib.contextmanager
+def stamped_stderr() -> Iterator[None]:
+    """Every line written to `sys.stderr` meanwhile stamped (`StampedLines`), unless the journal reads it (it stamps
+    its own). Put back when the block ends; not when an error ends it: the CLI says that error next, stamped too,
+    and the process ends."""
+    if under_journal(sys.stderr):
+        yield
+        return
+    before = sys.stderr
+    sys.stderr = StampedLines(before)
+    yield
+    sys.stderr = before
 
 
 def _serve(config, say: Callable[[str], None]) -> int:
@@ -59,12 +133,13 @@ def _serve(config, say: Callable[[str], None]) -> int:
         enabled = sum(c.enabled for c in config.cameras)
         say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (one compiled model each) as node "
             f"{config.node}; status on http://{server.address}/api/cameras")
+        looped = [camera.name for camera in config.cameras if camera.loop and camera.enabled]
         for camera in config.cameras:
-            if camera.loop and camera.enabled:
+            if camera.name in looped:
                 say(f"camera {camera.name}: the file {camera.source} played in a loop and paced as live, for trying "
                     "serve (real cameras are streams or devices)")
         engine.start()
-        watch = StateLog(engine, publisher, say)
+        watch = StateLog(engine, publisher, say, looped=looped)
         while not stop.wait(0.5):
             watch.check()
         watch.check()  # the states as they were at the stop, not half a second before
@@ -99,10 +174,14 @@ class StateLog:
     failed, stopped: with its error), why a camera cannot be opened (once per reason), and when the broker
     connection is made or lost: what `/metrics` shows, for someone reading the log. A camera or broker that
     keeps changing (`FLAP_CHANGES` in `FLAP_WINDOW_S`) is said so once, then summed up at most once a
-    window (`clock`: monotonic seconds)."""
+    window (`clock`: monotonic seconds). A camera of `looped` (a file played in a loop) is played again at each of
+    its ends: that is said once, at the first, not as a reconnection every loop."""
 
-    def __init__(self, engine, publisher, say: Callable[[str], None], clock: Callable[[], float] = time.monotonic):
+    def __init__(self, engine, publisher, say: Callable[[str], None], clock: Callable[[], float] = time.monotonic,
+                 looped: Collection[str] = ()):
         self.engine, self.publisher, self.say, self.clock = engine, publisher, say, clock
+        self.looped = set(looped)
+        self._looping: set[str] = set()  # the looped cameras whose first loop was said
         self._states: dict[str, str] = {}
         self._waiting: dict[str, str | None] = {}  # why each camera cannot be opened, as last said
         self._connected: bool | None = None
@@ -115,6 +194,8 @@ class StateLog:
                 continue  # opened, no frame yet: said at its first frame, with the path it runs on
             subject = f"camera {cam.name}"
             before = self._states.get(cam.name)
+            if self._loops(cam, before):
+                continue
             if cam.state != before and not (before is None and cam.state == "starting"):
                 why = f": {cam.error}" if cam.error and cam.state in ("failed", "stopped") else ""
                 self._tell(subject, f"{subject}: {cam.state}{why}" + (
@@ -135,6 +216,23 @@ class StateLog:
                            f"{stats['dropped']} dropped so far"), now, change=True)
                 self._connected = stats["connected"]
         self._sum_up(now)
+
+    def _loops(self, cam: CameraState, before: str | None) -> bool:
+        """Whether `cam`'s change is a looped file's end or its playing again after one (its first end is said; its
+        state is kept as it was before an end that came before its first frame was seen, so `running` is said)."""
+        if cam.name not in self.looped or cam.error or cam.state == before:
+            return False
+        if cam.state == "reconnecting":  # it ended: it is played again
+            if cam.name not in self._looping:
+                self._looping.add(cam.name)
+                self.say(f"camera {cam.name}: the file ended: it is played again from its start at each end (said "
+                         "once; each time counts as a reconnection in /api/cameras and /metrics)")
+            self._states[cam.name] = before if before in (None, "starting") else cam.state
+            return True
+        if cam.state == "running" and before == "reconnecting":
+            self._states[cam.name] = cam.state
+            return True
+        return False
 
     def _tell(self, subject: str, line: str, now: float, change: bool) -> None:
         """Say `line` about `subject` (a change of its state, or a reason of one), unless it is flapping."""
