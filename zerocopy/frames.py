@@ -76,6 +76,8 @@ class PreparedFrame:
     inferred frame's). `skipped_by` says why a frame was not inferred: "detect_fps" (not due) or "motion"
     (due, but the `--motion` gate found nothing happening); None for an inferred frame. `motion` is what the
     motion detector saw on the frame (a `motion.Motion`, on every frame, inferred or not), None without `--motion`.
+    `hidden` is what `anonymise` hid on the frame (a `sinks.draw.Hidden`; None: nothing): `picture` is hidden
+    already, and any picture made of the frame later (a snapshot from `source`) hides the same.
     """
 
     index: int
@@ -94,3 +96,4 @@ class PreparedFrame:
     inferred: bool = True
     motion: Any = None
     skipped_by: str | None = None
+    hidden: Any = None

@@ -111,6 +111,7 @@ class Subscriber:
         import paho.mqtt.client as mqtt
 
         self.messages: list[tuple[str, Any, bool]] = []
+        self.raw: list[tuple[str, bytes]] = []  # (topic, payload bytes): a JPEG is not text
         self.qos: list[int] = []
         self._lock = threading.Lock()
         self._subscribed = threading.Event()
@@ -140,6 +141,7 @@ class Subscriber:
             payload = text
         with self._lock:
             self.messages.append((msg.topic, payload, bool(msg.retain)))
+            self.raw.append((msg.topic, bytes(msg.payload)))
             self.qos.append(msg.qos)
 
     def on(self, suffix: str) -> list[Any]:

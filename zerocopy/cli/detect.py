@@ -70,8 +70,9 @@ def cmd_detect(args, say: Callable[[str], None]) -> int:
         check_writable(option, target)
     if args.output:
         check_video_target(args.output)
-    if args.anonymise and not args.output:
-        raise ConfigError("anonymise", "--anonymise changes the annotated video: give --output FILE.mp4 too")
+    if args.anonymise and not (args.output or args.snapshots):
+        raise ConfigError("anonymise", "--anonymise changes the pictures written: give --output FILE.mp4 or "
+                          "--snapshots FOLDER too")
     if (args.mqtt_ca or args.publish_detections) and not args.publish:
         option = "--mqtt-ca" if args.mqtt_ca else "--publish-detections"
         raise ConfigError(option.lstrip("-"), f"{option} goes with --publish URL")

@@ -328,6 +328,7 @@ def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: boo
         url = str(fill.base / os.path.expanduser(url))
         if not Path(url).is_file():
             problem(where, f"url: {redact(url)!r}: no such file")
-    record = check_record(cam, where, problem, storage, lambda u: _check_url(u, where, problem, loop))
+    record = check_record(cam, where, problem, storage, lambda u: _check_url(u, where, problem, loop),
+                          anonymise=bool(settings.get("anonymise")))
     return CameraConfig(name=cam_name, url=url, settings=settings, enabled=enabled, publish=publishes and broker,
                         loop=loop, record=record)

@@ -36,10 +36,15 @@ def _seconds(cam: dict, key: str, default: float, where: str, problem: Callable[
 
 
 def check_record(cam: dict[str, Any], where: str, problem: Callable[[str, str], None], storage: bool,
-                 check_url: Callable[[str], None]) -> RecordConfig:
+                 check_url: Callable[[str], None], anonymise: bool = False) -> RecordConfig:
     """The camera's recording keys, checked (every problem one line); `check_url` checks a `record_url` as the
-    camera's `url` is checked."""
-    enabled = bool_value(cam, "record", where, True, problem)
+    camera's `url` is checked. A camera with `anonymise` does not record: a clip is the camera's own packets,
+    copied without decoding, where nothing could be hidden (`record = true` with it is a problem)."""
+    enabled = bool_value(cam, "record", where, not anonymise, problem)
+    if enabled and anonymise:
+        problem(where, "record = true with anonymise: a clip is the camera's own packets, copied without decoding, "
+                "so nothing in it could be hidden; set record = false (snapshots and latest.jpg are hidden)")
+        enabled = False
     url = cam.get("record_url")
     if url is not None:
         if not isinstance(url, str) or not url.strip():

@@ -10,6 +10,7 @@ any output sees it (pipeline/core.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import av
 import numpy as np
@@ -53,6 +54,22 @@ def anonymise(img: Image.Image, detections: Detections, labels: Sequence[int] | 
             region = Image.new(img.mode, region.size)
         img.paste(region, (x1, y1))
     return img
+
+
+@dataclass(frozen=True)
+class Hidden:
+    """What `anonymise` hides on one frame: its `boxes` and the `style`; every picture made of the frame hides the
+    same (`PreparedFrame.hidden`)."""
+
+    boxes: Detections
+    style: str
+
+    def picture(self, picture: av.VideoFrame) -> av.VideoFrame:
+        return anonymised_picture(picture, self.boxes, self.style)
+
+    def image(self, img: Image.Image) -> Image.Image:
+        """`img` (an RGB picture of the whole frame) hidden, in place."""
+        return anonymise(img, self.boxes, None, self.style)
 
 
 def anonymised_picture(picture: av.VideoFrame, detections: Detections, style: str = "pixelate") -> av.VideoFrame:

@@ -152,13 +152,17 @@ class Snapshots(StageBase):
 
     @staticmethod
     def _still(st: _Shots, frame: PreparedFrame) -> Still | None:
-        picture = frame.picture if frame.picture is not None else frame.source
-        if is_va_surface(picture):
-            return _downloaded(st, picture)
-        still = Still.of(picture) if picture is not None else None
-        if still is None:
-            _say(st, "no snapshots: the decoded frames are in GPU memory and no picture is kept")
-        return still
+        """The frame's picture copied: the kept one (hidden already by `anonymise`), else the decoded frame with
+        what `anonymise` hid on the frame hidden in the copy."""
+        if frame.picture is not None:
+            return Still.of(frame.picture)
+        if is_va_surface(frame.source):
+            still = _downloaded(st, frame.source)
+        else:
+            still = Still.of(frame.source) if frame.source is not None else None
+            if still is None:
+                _say(st, "no snapshots: the decoded frames are in GPU memory and no picture is kept")
+        return still.hiding(frame.hidden) if still is not None and frame.hidden is not None else still
 
     def amend(self, events: list, input: int) -> list:
         st = self._inputs.get(input)

@@ -54,6 +54,11 @@ class Still:
     def image(self) -> Image.Image:
         return av.VideoFrame.from_ndarray(self.planes, format=self.format).to_image().convert("RGB")
 
+    def hiding(self, hidden: Any) -> Still:
+        """This picture with what `anonymise` hid on its frame hidden (a `sinks.draw.Hidden`), as RGB."""
+        img = hidden.image(self.image())
+        return Still(planes=np.asarray(img), format="rgb24", width=img.width, height=img.height)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Job:

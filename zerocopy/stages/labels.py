@@ -8,7 +8,7 @@ import numpy as np
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.postprocess import LabelChoice
-from zerocopy.sinks.draw import anonymised_picture
+from zerocopy.sinks.draw import Hidden
 from zerocopy.stages.base import InputInfo, StageBase
 
 
@@ -48,8 +48,10 @@ class DetectedClasses(_PerInput):
 
 
 class Anonymise(StageBase):
-    """The boxes of the hidden labels (`anonymise`) blurred or filled in the frame's picture, before any output
-    sees it."""
+    """The boxes of the hidden labels (`anonymise`) pixelated, blurred or filled in the frame's picture before any
+    output sees it, and said on the frame (`PreparedFrame.hidden`) for the pictures made of it later (snapshots
+    from the decoded frame). Every frame is inferred with `anonymise` (`RunConfig` refuses `detect_fps` and
+    `motion` with it): none goes out with nothing hidden."""
 
     name = "anonymise"
 
@@ -58,9 +60,11 @@ class Anonymise(StageBase):
 
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
             tuple[Detections | None, list]:
-        if detections is not None and frame.picture is not None:
-            frame.picture = anonymised_picture(frame.picture, detections[np.isin(detections.labels, self.hidden)],
-                                               self.style)
+        boxes = detections[np.isin(detections.labels, self.hidden)] if detections is not None else Detections.empty()
+        if len(boxes):
+            frame.hidden = Hidden(boxes, self.style)
+            if frame.picture is not None:
+                frame.picture = frame.hidden.picture(frame.picture)
         return detections, []
 
 

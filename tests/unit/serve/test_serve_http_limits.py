@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from zerocopy.serve.connections import MAX_FIELD, MAX_HEADERS, head_length, too_large
 from zerocopy.serve.event_routes import BadFilter, event_filters
-from zerocopy.serve.http import MAX_FIELD, MAX_HEADERS, head_length, too_large
 
 
 def scope(*fields: tuple[bytes, bytes], path: bytes = b"/health", query: bytes = b"") -> dict:

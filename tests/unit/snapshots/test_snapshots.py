@@ -14,9 +14,11 @@ from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.pipeline.tracking import InputTracks
+from zerocopy.postprocess import LabelChoice
 from zerocopy.snapshots.stage import Snapshots, SnapshotSaved
 from zerocopy.snapshots.writer import Still
 from zerocopy.stages import InputInfo, StageChain
+from zerocopy.stages.labels import Anonymise
 from zerocopy.track import ObjectEvent
 
 RATE = 5.0
@@ -61,6 +63,30 @@ def test_the_best_picture_is_written_with_its_thumbnail_and_events_say_so(tmp_pa
     assert Image.open(io.BytesIO(saved[-1].jpeg)).size == (W, H)
     thumb = Image.open(saved[-1].thumbnail)
     assert thumb.width < W and thumb.height < H
+
+
+def test_a_snapshot_from_the_decoded_frame_hides_what_anonymise_hides(tmp_path):
+    """Issue 36: with no picture kept (the API's default, serve with `[http] snapshots = false`) the snapshot is made
+    from the decoded frame (`source`), which `anonymise` never touched: the snapshot, its thumbnail and the JPEG for
+    MQTT hide the box all the same."""
+    config = RunConfig(track=True, min_hits=2, max_lost=0.5)
+    chain = StageChain([Anonymise(LabelChoice(hidden=(0,)), "fill"), InputTracks(config, ["face"]),
+                        Snapshots(["face"], tmp_path / "snaps", interval=60)])
+    chain.begin(InputInfo(index=0, source="cam.mp4", camera="cam", rate=RATE))
+    events = []
+    for i in range(12):
+        f = PreparedFrame(index=i, pts=i / RATE, width=W, height=H, geometry=None, inputs={}, source=picture(200))
+        events += chain(f, box(0.9) if i < 5 else Detections.empty(), 0, lambda st, e: e).events
+    events += chain.end(0)
+    chain.release()
+    saved = [e for e in events if isinstance(e, SnapshotSaved)]
+    assert saved
+    for jpeg in (Image.open(saved[-1].snapshot), Image.open(io.BytesIO(saved[-1].jpeg))):
+        img = np.asarray(jpeg.convert("L"))
+        assert img[60:100, 110:150].mean() < 20 and img[10:30, 10:30].mean() > 150  # the box black, the rest not
+    thumb = np.asarray(Image.open(saved[-1].thumbnail).convert("L"))
+    h, w = thumb.shape
+    assert thumb[h // 3: 2 * h // 3, w // 3: 2 * w // 3].mean() < 20
 
 
 def test_a_picture_in_gpu_memory_gives_no_still():
