@@ -9,12 +9,15 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -207,38 +210,58 @@ def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(t
         assert SECRET not in seen
 
 
-def test_secrets_filled_into_a_path_or_a_query_never_show(tmp_path, clip):
-    """Issue 26, item 5: `${…}` values filled into a camera URL's path or query (not only user:password) are
-    masked in `/api/*`, `/metrics`, `/health`, every published event's `source` and the log: a running camera's
-    and one that cannot be opened (whose errors quote its URL)."""
-    import socket
+@dataclass
+class TwoCameras:
+    """What serve showed of a running loopback camera and of one whose port refuses connections, once the first had
+    published a `new` event and the second's open error showed."""
 
-    secrets = {"CAM_PATH": "p4th-s3cret-7c1e9", "CAM_CHANNEL": "ch4n-s3cret-5b2d0", "CAM_TOKEN": "t0ken-s3cret-8e6f3"}
+    cams: dict[str, dict]  # /api/cameras
+    events: list[dict]  # the running camera's published events
+    seen: str  # the log, the output, the bodies of /api/*, /metrics and /health, every published message
+    url: str  # the running camera's loopback URL, as served
+    refused: int  # the other camera's port
+
+
+def two_cameras(tmp_path: Path, clip: Path, names: tuple[str, str], urls: Callable[[str, int], tuple[str, str]],
+                env: dict[str, str] | None = None) -> TwoCameras:
+    """serve on two cameras named `names`: `urls(live URL, refused port)` gives their URLs, the first running on a
+    loopback live camera, the second on a port bound and never listening (every connection refused)."""
+    running, failing = names
     with socket.socket() as held, Broker() as broker, live(clip) as cam, Subscriber(broker, "zc/#") as sub:
-        held.bind(("127.0.0.1", 0))  # bound, never listening: the gate camera's connections are refused
+        held.bind(("127.0.0.1", 0))  # bound, never listening: the second camera's connections are refused
         refused = held.getsockname()[1]
-        front = cam.url.replace("/live.ts", "/${CAM_PATH}/live.ts?channel=${CAM_CHANNEL}")  # the server ignores both
-        gate = f"rtsp://127.0.0.1:{refused}/${{CAM_PATH}}/stream?token=${{CAM_TOKEN}}"
-        serve = Serve(tmp_path, config(broker, "box-s", {"front": front, "gate": gate}), env=secrets).started()
+        serve = Serve(tmp_path, config(broker, f"box-{running}", dict(zip(names, urls(cam.url, refused), strict=True))),
+                      env=env).started()
         try:
-            wait_until(lambda: news(sub, "zc/front/events"), 90, "a `new` event from front")
-            wait_until(lambda: serve.cameras()["gate"]["error"], 60, "gate's open error")
+            wait_until(lambda: news(sub, f"zc/{running}/events"), 90, f"a `new` event from {running}")
+            wait_until(lambda: serve.cameras()[failing]["error"], 60, f"{failing}'s open error")
             cams = serve.cameras()
-            bodies = [serve.get(p)[2] for p in ("/api/cameras", "/api/cameras/front", "/api/cameras/gate",
+            bodies = [serve.get(p)[2] for p in ("/api/cameras", f"/api/cameras/{running}", f"/api/cameras/{failing}",
                                                 "/metrics", "/health")]
             elapsed = serve.terminate()
         finally:
             serve.kill()
     assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
-    shown_front = f"http://127.0.0.1:{cam.port}/***/live.ts?channel=***"
-    assert cams["front"]["source"] == shown_front, cams
-    assert cams["gate"]["source"] == f"rtsp://127.0.0.1:{refused}/***/stream?token=***", cams
-    assert cams["gate"]["error"].startswith("cannot open yet: "), cams
-    events = [p for p in sub.on("zc/front/events") if isinstance(p, dict)]
-    assert events and {e["source"] for e in events} == {shown_front}
-    assert any("camera gate: cannot open yet: " in line for line in serve.err), serve.err
-    seen = "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages)
-    assert [value for value in secrets.values() if value in seen] == []
+    assert cams[failing]["error"].startswith("cannot open yet: "), cams
+    assert any(f"camera {failing}: cannot open yet: " in line for line in serve.err), serve.err
+    return TwoCameras(cams, [p for p in sub.on(f"zc/{running}/events") if isinstance(p, dict)],
+                      "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages), cam.url,
+                      refused)
+
+
+def test_secrets_filled_into_a_path_or_a_query_never_show(tmp_path, clip):
+    """Issue 26, item 5: `${…}` values filled into a camera URL's path or query (not only user:password) are
+    masked in `/api/*`, `/metrics`, `/health`, every published event's `source` and the log: a running camera's
+    and one that cannot be opened (whose errors quote its URL)."""
+    secrets = {"CAM_PATH": "p4th-s3cret-7c1e9", "CAM_CHANNEL": "ch4n-s3cret-5b2d0", "CAM_TOKEN": "t0ken-s3cret-8e6f3"}
+    shown = two_cameras(tmp_path, clip, ("front", "gate"), lambda url, refused: (
+        url.replace("/live.ts", "/${CAM_PATH}/live.ts?channel=${CAM_CHANNEL}"),  # the server ignores both
+        f"rtsp://127.0.0.1:{refused}/${{CAM_PATH}}/stream?token=${{CAM_TOKEN}}"), env=secrets)
+    shown_front = shown.url.replace("/live.ts", "/***/live.ts?channel=***")
+    assert shown.cams["front"]["source"] == shown_front, shown.cams
+    assert shown.cams["gate"]["source"] == f"rtsp://127.0.0.1:{shown.refused}/***/stream?token=***", shown.cams
+    assert shown.events and {e["source"] for e in shown.events} == {shown_front}
+    assert [value for value in secrets.values() if value in shown.seen] == []
 
 
 def test_ctrl_c_while_the_only_camera_is_reconnecting_stops_at_once(tmp_path, clip):
@@ -334,8 +357,6 @@ def files(tmp_path):
 def test_cameras_that_cannot_be_opened_say_why_and_are_retried(tmp_path, files):
     """A refused port (with a password in its URL) and a 404: each camera's `error` holds why (redacted), the log
     says it once per reason, they stay `starting` and are retried; /health is 503 (no camera has opened)."""
-    import socket
-
     _, base = files
     # bound and never listening for the whole test: connections are refused, and no server (the broker) can take
     # the port meanwhile, as one did once a closed socket's port was handed out again
@@ -453,33 +474,16 @@ def test_secrets_in_foscam_and_xmeye_urls_never_show(tmp_path, clip):
     """Issue 36: a URL's secrets are masked by their shape, not by a list of key names: Foscam's `?loginuse=…&
     loginpas=…` and XMEye's `/user=…_password=…_channel=1` never show in `/api/*`, the log, the published events'
     `source` nor the store, while `channel` stays readable; the real URL is what gets opened."""
-    import socket
-
     secret = "Fq9-loginpas-31d7"
-    with socket.socket() as held, Broker() as broker, live(clip) as cam, Subscriber(broker, "zc/#") as sub:
-        held.bind(("127.0.0.1", 0))  # bound, never listening: the XMEye camera's connections are refused
-        refused = held.getsockname()[1]
-        foscam = f"{cam.url}?loginuse=admin&loginpas={secret}&channel=1"  # the loopback server ignores the query
-        xmeye = f"rtsp://127.0.0.1:{refused}/user=admin_password={secret}_channel=1_stream=0.sdp"
-        serve = Serve(tmp_path, config(broker, "box-f", {"foscam": foscam, "xmeye": xmeye})).started()
-        try:
-            wait_until(lambda: news(sub, "zc/foscam/events"), 90, "a `new` event from the Foscam-style camera")
-            wait_until(lambda: serve.cameras()["xmeye"]["error"], 60, "the XMEye-style camera's open error")
-            cams = serve.cameras()
-            bodies = [serve.get(p)[2] for p in ("/api/cameras", "/api/cameras/foscam", "/api/cameras/xmeye",
-                                                "/metrics", "/health")]
-            elapsed = serve.terminate()
-        finally:
-            serve.kill()
-    assert serve.proc.returncode == 143 and elapsed < STOP_BOUND_S, serve.err
-    assert cams["foscam"]["source"] == f"{cam.url}?loginuse=***&loginpas=***&channel=1", cams
-    assert cams["xmeye"]["source"] == f"rtsp://127.0.0.1:{refused}/user=***_password=***_channel=1_stream=0.sdp"
-    events = [p for p in sub.on("zc/foscam/events") if isinstance(p, dict)]
-    assert events and {e["source"] for e in events} == {cams["foscam"]["source"]}
-    assert any("camera xmeye: cannot open yet: " in line for line in serve.err), serve.err
+    shown = two_cameras(tmp_path, clip, ("foscam", "xmeye"), lambda url, refused: (
+        f"{url}?loginuse=admin&loginpas={secret}&channel=1",  # the loopback server ignores the query
+        f"rtsp://127.0.0.1:{refused}/user=admin_password={secret}_channel=1_stream=0.sdp"))
+    assert shown.cams["foscam"]["source"] == f"{shown.url}?loginuse=***&loginpas=***&channel=1", shown.cams
+    assert shown.cams["xmeye"]["source"] == \
+        f"rtsp://127.0.0.1:{shown.refused}/user=***_password=***_channel=1_stream=0.sdp", shown.cams
+    assert shown.events and {e["source"] for e in shown.events} == {shown.cams["foscam"]["source"]}
     stored = b"".join(p.read_bytes() for p in (tmp_path / "state").rglob("*") if p.is_file())
-    seen = "\n".join(serve.err) + serve.out + b"".join(bodies).decode() + json.dumps(sub.messages)
-    assert stored and secret not in seen and secret.encode() not in stored  # (the events kept in the store)
+    assert stored and secret not in shown.seen and secret.encode() not in stored  # (the events kept in the store)
 
 
 def test_labels_that_are_no_topic_level_are_slugged_into_their_topics(tmp_path, clip):

@@ -55,36 +55,36 @@ def test_stderr_is_stamped_while_serve_runs_and_not_under_the_journal(tmp_path, 
 
 
 class Looped:
-    """What `StateLog` reads of the engine: one camera whose state the test sets."""
+    """What `StateLog` reads of the engine: one looped camera, `desk`, whose state the test sets (`go`); `said`: what
+    the log said of it."""
 
     def __init__(self):
         self.state, self.error = "starting", None
+        self.said: list[str] = []
+        self.log = StateLog(self, None, self.said.append, looped=["desk"])
 
     def camera_states(self) -> list[CameraState]:
         return [CameraState("desk", self.state, "software", self.error)]
 
+    def go(self, *states: str, error: str | None = None) -> list[str]:
+        """Each of `states` in turn, each seen by the log; what it said."""
+        for state in states:
+            self.state, self.error = state, error
+            self.log.check()
+        return self.said
+
 
 def test_a_looped_file_played_again_is_said_once_not_at_every_loop():
-    engine, said = Looped(), []
-    log = StateLog(engine, None, said.append, looped=["desk"])
-    for state in ["starting", "running"] + ["reconnecting", "running"] * 5:
-        engine.state = state
-        log.check()
+    desk = Looped()
+    said = desk.go("starting", "running", *["reconnecting", "running"] * 5)
     assert said[0] == "camera desk: running (software path)"
     assert len(said) == 2 and said[1].startswith("camera desk: the file ended: it is played again from its start")
-    engine.state, engine.error = "failed", "cannot read clip.ts"  # anything else is said as for any camera
-    log.check()
-    engine.state, engine.error = "running", None
-    log.check()
-    assert said[2:] == ["camera desk: failed: cannot read clip.ts", "camera desk: running"]
+    desk.go("failed", error="cannot read clip.ts")  # anything else is said as for any camera
+    assert desk.go("running")[2:] == ["camera desk: failed: cannot read clip.ts", "camera desk: running"]
 
 
 def test_a_looped_file_that_ends_before_its_first_frame_is_seen_still_says_it_runs():
     """A short file may end between two looks (serve looks every 0.5 s): its first end is said, then `running`."""
-    engine, said = Looped(), []
-    log = StateLog(engine, None, said.append, looped=["desk"])
-    for state in ["starting", "reconnecting"] + ["running", "reconnecting"] * 3:
-        engine.state = state
-        log.check()
+    said = Looped().go("starting", "reconnecting", *["running", "reconnecting"] * 3)
     assert len(said) == 2 and said[0].startswith("camera desk: the file ended: ")
     assert said[1] == "camera desk: running (software path)"
