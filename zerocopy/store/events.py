@@ -2,10 +2,10 @@
 across restarts, with the files other parts attach to it (snapshot, thumbnail, clip); queried newest first for
 `/api/events`, pruned oldest first with its files.
 
-The files are named relative to the database's folder and reached only under it (`folder.StorageFolder`): a row
-naming a path outside it, with `..` or through a link is refused (never served nor removed; said once, counted in
-`refused`). A row whose columns are not what the store writes (a damaged row) is skipped by queries, said once and
-counted (`damaged_rows`).
+The rows and their checks are `rows.py`'s. The files are named relative to the database's folder and reached only
+under it (`folder.StorageFolder`): a row naming a path outside it, with `..` or through a link is refused (never
+served nor removed; said once, counted in `refused`). A row whose columns are not what the store writes (a damaged
+row) is skipped by queries, said once and counted (`damaged_rows`).
 
 Thread-safe (`database.Database`: one writer at a time, readers beside it). A damaged database is moved aside at
 opening and a new one started (one line said); a write that fails (a full disk) is said once per reason, counted
@@ -13,20 +13,17 @@ opening and a new one started (one line said); a write that fails (a full disk) 
 
 from __future__ import annotations
 
-import contextlib
-import json
-import math
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from zerocopy.store.database import Database, StoreUnavailable
 from zerocopy.store.folder import PathRefused, StorageFolder
+from zerocopy.store.rows import COLUMNS, FILES, SCHEMA, UPSERT, StoredEvent, bytes_of, make_relative, row_of
 from zerocopy.track import ObjectEvent
 
 __all__ = ["MAX_LIMIT", "EventStore", "Freed", "PathRefused", "StoreUnavailable", "StoredEvent"]
@@ -35,76 +32,6 @@ DEFAULT_LIMIT = 50  # rows a query gives unless asked
 MAX_LIMIT = 500
 PRUNE_BATCH = 500  # rows one `prune` looks at, at most: bounded work, the rest at the next call
 DAMAGED_KEPT = 10_000  # damaged rows' ids remembered (each counted once)
-FILES = ("snapshot", "thumbnail", "clip")
-COLUMNS = "id, camera, label, top_score, start_time, end_time, box, zones, snapshot, thumbnail, clip, bytes, last"
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS events (
-    id TEXT PRIMARY KEY,          -- the object's id (ObjectEvent.id, Frigate's form)
-    camera TEXT NOT NULL,
-    label TEXT NOT NULL,
-    top_score REAL NOT NULL,
-    start_time REAL NOT NULL,     -- Unix times
-    end_time REAL,                -- NULL while the object is in view
-    box TEXT NOT NULL,            -- JSON [x1, y1, x2, y2]: its box at its best-scored event
-    box_score REAL NOT NULL,      -- that event's score
-    zones TEXT NOT NULL,          -- JSON: every zone it entered
-    snapshot TEXT, thumbnail TEXT, clip TEXT,  -- its files, relative to the storage folder
-    bytes INTEGER NOT NULL DEFAULT 0,          -- what those files took when last attached
-    last TEXT NOT NULL            -- JSON: its last event (ObjectEvent.to_record())
-);
-CREATE INDEX IF NOT EXISTS events_by_start ON events (start_time);
-CREATE INDEX IF NOT EXISTS events_by_camera ON events (camera, start_time);
-"""
-UPSERT = """
-INSERT INTO events (id, camera, label, top_score, start_time, end_time, box, box_score, zones, last)
-VALUES (:id, :camera, :label, :top_score, :start_time, :end_time, :box, :score, :zones, :last)
-ON CONFLICT (id) DO UPDATE SET
-    top_score = max(events.top_score, excluded.top_score), end_time = excluded.end_time,
-    box = CASE WHEN excluded.box_score >= events.box_score THEN excluded.box ELSE events.box END,
-    box_score = max(events.box_score, excluded.box_score), zones = excluded.zones, last = excluded.last
-"""
-
-
-@dataclass(frozen=True, kw_only=True)
-class StoredEvent:
-    """One object as the store keeps it; `snapshot`, `thumbnail` and `clip` are its files' paths relative to the
-    storage folder (never shown)."""
-
-    id: str
-    camera: str
-    label: str
-    top_score: float
-    start_time: float
-    end_time: float | None
-    box: list[float]
-    zones: list[str]
-    snapshot: str | None = None
-    thumbnail: str | None = None
-    clip: str | None = None
-    bytes: int = 0
-    last: dict[str, Any]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "camera": self.camera, "label": self.label, "top_score": self.top_score,
-                "start_time": self.start_time, "end_time": self.end_time, "box": self.box, "zones": self.zones,
-                "has_snapshot": self.snapshot is not None, "has_thumbnail": self.thumbnail is not None,
-                "has_clip": self.clip is not None, "last_event": self.last}
-
-    @classmethod
-    def of(cls, row: tuple) -> StoredEvent:
-        """The event of a row (`COLUMNS`); `ValueError` naming what is wrong for a row the store did not write so (a
-        column that is not JSON, a NULL or a text where a number is expected)."""
-        ident, camera, label, top, start, end, box, zones, snapshot, thumbnail, clip, size, last = row
-        try:
-            return cls(id=_text(ident), camera=_text(camera), label=_text(label), top_score=_number(top),
-                       start_time=_number(start), end_time=None if end is None else _number(end),
-                       box=_numbers(json.loads(box)), zones=_texts(json.loads(zones)), snapshot=_path(snapshot),
-                       thumbnail=_path(thumbnail), clip=_path(clip), bytes=int(_number(size)),
-                       last=_mapping(json.loads(last)))
-        except (TypeError, ValueError) as e:  # (json.JSONDecodeError is a ValueError)
-            raise ValueError(f"row {str(ident)[:80]!r}: {str(e)[:200]}") from None
-
-
 class Freed(NamedTuple):
     """What `prune` removed."""
 
@@ -145,10 +72,7 @@ class EventStore:
         stay, and are refused when used)."""
         try:
             with self.db.writing() as conn:
-                for prefix in self.files.prefixes:
-                    for column in FILES:
-                        conn.execute(f"UPDATE events SET {column} = substr({column}, ?) WHERE substr({column}, 1, ?)"
-                                     " = ?", (len(prefix) + 1, len(prefix), prefix))
+                make_relative(conn, self.files.prefixes)
         except Exception as e:
             self._failed("make the files' paths relative", e)
 
@@ -225,7 +149,7 @@ class EventStore:
     def record(self, events: Iterable[ObjectEvent]) -> int:
         """Each object's row made or brought up to date from its events, in one transaction; how many were written
         (0 after a failure: said once, counted)."""
-        rows = [_row(e) for e in events]
+        rows = [row_of(e) for e in events]
         if not rows:
             return 0
         try:
@@ -307,7 +231,7 @@ class EventStore:
         (being written) is kept whole. At most `batch` rows a call: call again while it frees a full batch."""
         if not self.available:
             return Freed(0, 0)
-        is_busy = busy if callable(busy) else frozenset(self._busy_keys(busy)).__contains__
+        is_busy = busy if callable(busy) else frozenset(self.files.inside(busy)).__contains__
         cutoff = (self.clock() if now is None else now) - (max_days or 0.0) * 86400
         try:
             chosen = self._oldest(max_days is not None, cutoff, max_bytes, is_busy, batch)
@@ -315,11 +239,6 @@ class EventStore:
             self._failed("read old events", e)
             return Freed(0, 0)
         return self._remove(list(chosen), is_busy)
-
-    def _busy_keys(self, busy: Collection[str | Path]) -> Iterable[str]:
-        for path in busy:
-            with contextlib.suppress(PathRefused):
-                yield self.files.relative(os.path.abspath(path))
 
     def _oldest(self, by_age: bool, cutoff: float, max_bytes: int | None, is_busy: Callable[[str], bool],
                 batch: int) -> dict[str, int]:
@@ -331,14 +250,14 @@ class EventStore:
             # on its own is a search of the index)
             for test in ("start_time IS NULL", "start_time >= ''", "start_time < ?") if by_age else ():
                 old = conn.execute(pick.format(test), (*((cutoff,) if "?" in test else ()), batch)).fetchall()
-                chosen.update((r[0], _bytes(r[4])) for r in old if not any(p and is_busy(p) for p in r[1:4]))
+                chosen.update((r[0], bytes_of(r[4])) for r in old if not any(p and is_busy(p) for p in r[1:4]))
             if max_bytes is not None:
                 over = conn.execute("SELECT total(bytes) FROM events").fetchone()[0] - sum(chosen.values()) - max_bytes
                 for r in conn.execute(pick.format("bytes > 0"), (batch,)).fetchall() if over > 0 else ():
                     if over <= 0 or len(chosen) >= batch:
                         break
                     if r[0] not in chosen and not any(p and is_busy(p) for p in r[1:4]):
-                        chosen[r[0]] = _bytes(r[4])
+                        chosen[r[0]] = bytes_of(r[4])
                         over -= chosen[r[0]]
         return chosen
 
@@ -372,51 +291,5 @@ class EventStore:
         self.db.close()
 
 
-def _row(e: ObjectEvent) -> dict[str, Any]:
-    return {"id": e.id, "camera": e.camera, "label": e.label, "top_score": float(e.top_score),
-            "start_time": float(e.start_time), "end_time": e.end_time, "box": json.dumps([round(v, 1) for v in e.box]),
-            "score": float(e.score), "zones": json.dumps(list(e.entered_zones)), "last": json.dumps(e.to_record())}
-
-
 def _first_line(e: Exception) -> str:
     return str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-
-
-def _bytes(value: Any) -> int:
-    """A row's `bytes` (0 if a damaged row holds something else)."""
-    return value if isinstance(value, int) and value > 0 else 0
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{str(value)[:40]!r} where a number is expected")
-    return value
-
-
-def _numbers(value: Any) -> list[float]:
-    if not isinstance(value, list) or len(value) != 4:
-        raise ValueError(f"a box of {str(value)[:40]!r}")
-    return [_number(v) for v in value]
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{str(value)[:40]!r} where a text is expected")
-    return value
-
-
-def _texts(value: Any) -> list[str]:
-    if not isinstance(value, list):
-        raise ValueError(f"{str(value)[:40]!r} where a list is expected")
-    return [_text(v) for v in value]
-
-
-def _path(value: Any) -> str | None:
-    return None if value is None else _text(value)
-
-
-def _mapping(value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise ValueError(f"{str(value)[:40]!r} where an object is expected")
-    return value
-

@@ -11,7 +11,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # a name of its own: no folder, no dot first
@@ -92,6 +92,12 @@ class StorageFolder:
             given = inside
         _parts(given)
         return given
+
+    def inside(self, paths: Iterable[str | os.PathLike]) -> Iterator[str]:
+        """Each of `paths` (absolute, or relative to the working folder) that lies inside the folder, relative to it."""
+        for path in paths:
+            with contextlib.suppress(PathRefused):
+                yield self.relative(os.path.abspath(path))
 
     @contextlib.contextmanager
     def _parent(self, rel: str) -> Iterator[tuple[int, str]]:
