@@ -76,7 +76,7 @@ def other_tasks(out: Path, crowd_clip: Path, frames: int) -> int:
     if rc != 0:
         return rc
     lines = [json.loads(x) for x in (out / "objects.jsonl").read_text().splitlines()]
-    cats = sum(any(d.get("name") == "Cat" for d in line["detections"]) for line in lines)
+    cats = sum(any(d.get("name") == "cat" for d in line["detections"]) for line in lines)
     print(f"objects     a cat photo moving over a rocket: 'Cat' in {cats} of {len(lines)} frames "
           f"({out / 'objects.mp4'})")
     small = out / "small-person.mp4"  # a person at a fifth of the height: too small for the model's 300×300

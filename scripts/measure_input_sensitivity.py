@@ -27,12 +27,13 @@ from PIL import Image
 from zerocopy.agreement import compare_runs
 from zerocopy.catalog import CATALOG
 from zerocopy.catalog.fetch import pull
+from zerocopy.names import spelled
 from zerocopy.postprocess import make_postprocessor
 from zerocopy.samples import write_photo_clip
 
 SIZE = 300
 FRAMES = (0, 2, 5, 6)
-CLIPS = (("astronaut", "Person"), ("chelsea", "Cat"), ("coffee", "Coffee cup"))  # at 40 % of the height
+CLIPS = (("astronaut", "person"), ("chelsea", "cat"), ("coffee", "coffee cup"))  # at 40 % of the height
 
 
 def rgb_ways() -> dict[str, Callable[[np.ndarray], np.ndarray]]:
@@ -66,7 +67,7 @@ class ByHand:
         self.shapes = {o.get_any_name(): tuple(o.shape) for o in self.compiled.outputs}
         self.decode = make_postprocessor(entry.postprocess, SIZE, SIZE, self.shapes, entry.postprocess_options,
                                          entry.threshold if threshold is None else threshold,
-                                         only_labels=(entry.labels.index(label),))
+                                         only_labels=(spelled(entry.labels).index(label),))
 
     def __call__(self, rgb: np.ndarray, width: int = SIZE, height: int = SIZE):
         class Stretch:  # the input stretched over the frame: normalised → frame pixels
@@ -107,7 +108,7 @@ def resampler_floor(clip: str | Path, label: str) -> dict:
 
 
 def main() -> None:
-    run = ByHand("Cat", threshold=0.2)
+    run = ByHand("cat", threshold=0.2)
 
     def scores(rgb: np.ndarray) -> str:
         found = sorted(run(rgb).scores, reverse=True)

@@ -1,9 +1,10 @@
 """Camera and node names: each becomes an MQTT topic level (and a name in events), so only letters, digits, `-`
-and `_`; an input's default name comes from its source."""
+and `_`; an input's default name comes from its source. Labels: one spelling everywhere (`spelled`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -12,6 +13,12 @@ from zerocopy.sources import url_scheme
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]+")
 NAME_RULE = "a name of letters, digits, - and _"  # camera and node names: each becomes an MQTT topic level
+
+
+def spelled(labels: Iterable[str]) -> tuple[str, ...]:
+    """A detector's labels as zerocopy spells them everywhere (results, JSON Lines, events, MQTT topics, serve's API,
+    metrics, page and store): lower case, as Frigate's (`Person` → `person`)."""
+    return tuple(label.lower() for label in labels)
 
 
 def is_name(text: object) -> bool:

@@ -18,23 +18,23 @@ from zerocopy.samples import load_photo, write_photo_clip
 ENTRY = CATALOG["objects"]
 SENSITIVITY = load_script("measure_input_sensitivity")  # the model by hand under ordinary resamplers
 # (photo, the class it shows, its height as a share of the frame's); smaller photos: SMALL, below
-MOVING = [("astronaut", "Person", 0.6), ("astronaut", "Person", 0.4), ("chelsea", "Cat", 0.4),
-          ("coffee", "Coffee cup", 0.4)]
+MOVING = [("astronaut", "person", 0.6), ("astronaut", "person", 0.4), ("chelsea", "cat", 0.4),
+          ("coffee", "coffee cup", 0.4)]
 # Below 40 % of the height, as measured on this tree (threshold 0.4, 12 frames, software and baseline alike):
 # (photo, class, height share, least and most share of frames found at IoU ≥ 0.5), each bound one frame short of the
 # measured figure, so a change in what the model finds small shows here.
-SMALL = [("astronaut", "Person", 0.3, 0.9, 1.0),  # measured 1.0
-         ("astronaut", "Person", 0.2, 0.0, 0.1),  # measured 0.0: never Person (a Dog, 0.41–0.44, in 2–3 frames)
-         ("chelsea", "Cat", 0.3, 0.9, 1.0),  # measured 1.0
-         ("chelsea", "Cat", 0.2, 0.55, 1.0),  # measured 0.67 (8 of 12; at threshold 0.3: 0.92, baseline 0.83)
-         ("coffee", "Coffee cup", 0.3, 0.0, 0.1)]  # measured 0.0 (at threshold 0.3: 0.08, baseline 0.17)
+SMALL = [("astronaut", "person", 0.3, 0.9, 1.0),  # measured 1.0
+         ("astronaut", "person", 0.2, 0.0, 0.1),  # measured 0.0: never Person (a Dog, 0.41–0.44, in 2–3 frames)
+         ("chelsea", "cat", 0.3, 0.9, 1.0),  # measured 1.0
+         ("chelsea", "cat", 0.2, 0.55, 1.0),  # measured 0.67 (8 of 12; at threshold 0.3: 0.92, baseline 0.83)
+         ("coffee", "coffee cup", 0.3, 0.0, 0.1)]  # measured 0.0 (at threshold 0.3: 0.08, baseline 0.17)
 # The same smaller photos with `--tiles` (ROWS rows of square tiles beside the whole frame), which meet the target:
 # (photo, class, height share, rows, whether the paths' boxes of that class agree as for MOVING)
-TILED = [("astronaut", "Person", 0.2, 1, True), ("coffee", "Coffee cup", 0.3, 1, True),
-         ("coffee", "Coffee cup", 0.2, 2, True),
+TILED = [("astronaut", "person", 0.2, 1, True), ("coffee", "coffee cup", 0.3, 1, True),
+         ("coffee", "coffee cup", 0.2, 2, True),
          # found in ≥ 0.9 of frames on both paths (measured 0.92 with 1 row, 1.0 with 2), but its spurious second Cat
          # box (see `assert_paths_agree`) comes and goes differently on each path: its best box must agree
-         ("chelsea", "Cat", 0.2, 1, False)]
+         ("chelsea", "cat", 0.2, 1, False)]
 # Object-free scenes: the model finds nothing in these still photos at any score ≥ 0.3 (checked when chosen).
 FREE = ("rocket", "grass", "gravel")
 
@@ -155,7 +155,7 @@ def test_classes_keeps_only_the_named_labels(tmp_path):
     only = detect(clip, tmp_path / "dog.jsonl", "--path", "software", "--classes", "dog,PERSON")
     assert not any(line["detections"] for line in only)
     cats = detect(clip, tmp_path / "cat.jsonl", "--path", "software", "--classes", "cat")
-    assert {d["name"] for line in cats for d in line["detections"]} == {"Cat"}
+    assert {d["name"] for line in cats for d in line["detections"]} == {"cat"}
 
 
 def test_the_api_runs_tiles_and_reports_what_they_cost(tmp_path):
@@ -181,12 +181,12 @@ def test_anonymise_hides_its_labels_whatever_classes_reports(tmp_path):
     clip = tmp_path / "astronaut.mp4"
     write_photo_clip(clip, "astronaut", "rocket", 0.6)
     plain = detect(clip, tmp_path / "plain.jsonl")  # every class: where the model finds the person
-    persons = [[d["box"] for d in line["detections"] if d["name"] == "Person"] for line in plain]
+    persons = [[d["box"] for d in line["detections"] if d["name"] == "person"] for line in plain]
     assert sum(map(bool, persons)) >= 0.9 * len(plain)
     out = tmp_path / "private.mp4"
-    private = detect(clip, tmp_path / "private.jsonl", "--classes", "Car", "--anonymise", "Person",
+    private = detect(clip, tmp_path / "private.jsonl", "--classes", "car", "--anonymise", "person",
                      "--anonymise-style", "fill", "--output", out)
-    assert len(private) == len(plain) and all(d["name"] == "Car" for line in private for d in line["detections"])
+    assert len(private) == len(plain) and all(d["name"] == "car" for line in private for d in line["detections"])
     with av.open(str(clip)) as a, av.open(str(out)) as b:
         pairs = list(zip(a.decode(video=0), b.decode(video=0), strict=True))
     for (before, after), boxes in zip(pairs, persons, strict=True):
@@ -207,13 +207,13 @@ def test_the_api_hides_anonymised_labels_in_its_images_and_reports_only_the_clas
     write_photo_clip(clip, "astronaut", "rocket", 0.6)
     with zerocopy.Detector(model="objects", keep_images=True) as det:
         plain = list(det.run(clip))
-    with zerocopy.Detector(model="objects", classes=["Car"], anonymise=["person"], anonymise_style="fill",
+    with zerocopy.Detector(model="objects", classes=["car"], anonymise=["person"], anonymise_style="fill",
                            keep_images=True) as det:
         private = list(det.run(clip))
         assert det.report()["detections"] == sum(len(r.detections) for r in private)
     with zerocopy.Detector(model="objects", anonymise="person", anonymise_style="fill", keep_images=True) as det:
-        own = list(det.run(clip, per_input=[{"classes": ["Car"]}]))  # an input's own classes: serve's cameras
-    person = plain[0].names.index("Person")
+        own = list(det.run(clip, per_input=[{"classes": ["car"]}]))  # an input's own classes: serve's cameras
+    person = plain[0].names.index("person")
     hidden = 0
     for before, *afters in zip(plain, private, own, strict=True):
         for box in before.detections.xyxy[before.detections.labels == person]:

@@ -112,7 +112,7 @@ def test_person_mask_equals_the_model_run_by_hand_on_the_same_crops(clips, core)
     presence = next(o for o in model.outputs if tuple(o.shape) == (1, 1))
     worst = 0.0
     for r, frame in zip(results, decoded(path), strict=False):
-        assert len(r.detections) == 1 and r.names[r.detections.labels[0]] == "Person"
+        assert len(r.detections) == 1 and r.names[r.detections.labels[0]] == "person"
         by_hand = np.zeros((r.height, r.width), np.float32)
         for box in r.detections.xyxy:
             crop = crop_for(box, r.width, r.height, entry.crop_expand, entry.crop_square)
@@ -253,7 +253,7 @@ def test_the_mask_covers_the_person_whatever_classes_reports(clips):
     with zerocopy.Processor(model="person-mask", classes=["Car"]) as proc:
         results = list(proc.run(path))
     assert len(results) == FRAMES
-    assert all(r.names[int(label)] == "Car" for r in results for label in r.detections.labels)
+    assert all(r.names[int(label)] == "car" for r in results for label in r.detections.labels)
     for r, inside in zip(results, pasted(placed, "astronaut"), strict=True):
         covered = r.output >= 0.5
         assert covered.sum() > 0.3 * inside.sum() and (covered & ~inside).sum() < 0.1 * covered.sum()

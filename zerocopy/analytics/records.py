@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from zerocopy.publish.topics import count_topic
+
 
 @dataclass(frozen=True, kw_only=True)
 class LineCrossing:
@@ -66,8 +68,8 @@ class Occupancy:
 
     @property
     def topic(self) -> str:
-        """Its retained topic under the run's prefix (labels lowercased, as Frigate's are)."""
-        return "/".join([self.camera, *([self.zone] if self.zone else []), self.label.lower()])
+        """Its retained topic under the run's prefix (its label made one topic level: `publish.topics`)."""
+        return count_topic(self.camera, self.zone, self.label)
 
     def to_record(self) -> dict:
         return {"type": self.type, "camera": self.camera, "zone": self.zone, "label": self.label,

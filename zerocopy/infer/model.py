@@ -23,6 +23,7 @@ from zerocopy.catalog import CATALOG, CatalogEntry
 from zerocopy.catalog.fetch import pull
 from zerocopy.errors import ConfigError, ModelChoiceError, ModelError, openvino_reason
 from zerocopy.infer.properties import default_config
+from zerocopy.names import spelled
 from zerocopy.postprocess import Postprocessor, guess_postprocess, make_postprocessor
 
 if TYPE_CHECKING:
@@ -65,11 +66,12 @@ class ModelSpec:
 
 
 def read_labels(path: str | Path) -> tuple[str, ...]:
+    """A labels file's labels, one a line (blank lines skipped), `spelled`."""
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as e:
         raise ModelError(f"cannot read labels file {path}: {e.strerror or e}") from None
-    return tuple(line.strip() for line in lines if line.strip())
+    return spelled(line.strip() for line in lines if line.strip())
 
 
 # `native_stderr_silenced` is process-wide (file descriptor 2): concurrent users share one silencing.
@@ -170,7 +172,8 @@ def resolve_spec(model: str, labels_file: str | None = None, postprocess: str | 
         if entry.task != task:
             raise ModelChoiceError(setting, f"{model} is {_TASK_USE[entry.task].format(model, model)}")
         path = pull(model, log=log or (lambda _msg: None))
-        spec = ModelSpec(path=path, name=entry.name, labels=entry.labels, postprocess=entry.postprocess,
+        labels = entry.labels if task == "classify" else spelled(entry.labels)  # (a classifier's are attributes)
+        spec = ModelSpec(path=path, name=entry.name, labels=labels, postprocess=entry.postprocess,
                          resize=entry.resize, colour=entry.colour, mean=entry.mean, scale=entry.scale,
                          postprocess_options=dict(entry.postprocess_options), entry=entry, threshold=entry.threshold,
                          task=task)

@@ -23,7 +23,7 @@ from zerocopy.analytics.specs import lines_of, zones_of
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.config import RunConfig, default_node
 from zerocopy.errors import ConfigError, ZeroCopyError
-from zerocopy.names import NAME_RULE, is_name
+from zerocopy.names import NAME_RULE, is_name, spelled
 from zerocopy.postprocess import label_indices
 from zerocopy.publish.homeassistant import HomeAssistantConfig
 from zerocopy.publish.target import MqttTarget, ca_problem
@@ -151,13 +151,14 @@ def _check_model(settings: dict[str, Any], where: str, problem: Callable[[str, s
     if isinstance(model, str) and model not in CATALOG and not Path(model).exists():
         problem(where, f"model: {model!r} is neither a catalogue model ({', '.join(CATALOG)}) nor a file")
     elif model in CATALOG and not settings.get("labels"):
+        labels = spelled(CATALOG[model].labels)
         for key in ("classes", "anonymise"):
             if settings.get(key):
                 try:
-                    label_indices(getattr(RunConfig.make({key: settings[key]}), key) or (), CATALOG[model].labels, key)
+                    label_indices(getattr(RunConfig.make({key: settings[key]}), key) or (), labels, key)
                 except ConfigError as e:
                     problem(where, f"{key}: {e}")
-        _check_shape_labels(settings, CATALOG[model].labels, where, problem)
+        _check_shape_labels(settings, labels, where, problem)
 
 
 def _check_shape_labels(settings: dict[str, Any], names: Sequence[str], where: str,

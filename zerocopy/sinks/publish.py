@@ -12,7 +12,6 @@ from typing import Any
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
-from zerocopy.publish.topics import count_topic, snapshot_topic
 from zerocopy.sinks import NullSink
 from zerocopy.track import ObjectEvent
 
@@ -44,10 +43,10 @@ class MqttSink(NullSink):
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         for event in events:
             if getattr(event, "retained", False):  # a count: retained on its own topic (its label made a level)
-                self.publisher.send(count_topic(event.camera, event.zone, event.label), event.to_mqtt(), retain=True)
+                self.publisher.send(event.topic, event.to_mqtt(), retain=True)
                 continue
             if event.type == "snapshot":  # the JPEG, retained on CAMERA/LABEL/snapshot (Frigate's)
-                self.publisher.send(snapshot_topic(event.camera, event.label), event.jpeg, retain=True)
+                self.publisher.send(event.topic, event.jpeg, retain=True)
                 continue
             if not isinstance(event, ObjectEvent):  # a line crossing: with the events, and on its line's topic
                 payload = event.to_mqtt()

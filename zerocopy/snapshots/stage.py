@@ -28,6 +28,7 @@ from zerocopy.bridge import load_bridge
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.pipeline.tracking import media_time
+from zerocopy.publish.topics import snapshot_topic
 from zerocopy.resize.vaapi import SurfaceDownload
 from zerocopy.snapshots.writer import Job, SnapshotWriter, Still, Written
 from zerocopy.stages.base import InputInfo, StageBase
@@ -74,7 +75,7 @@ class SnapshotSaved:
 
     @property
     def topic(self) -> str:
-        return f"{self.camera}/{self.label.lower()}/snapshot"
+        return snapshot_topic(self.camera, self.label)
 
     def to_record(self) -> dict:
         return {"type": self.type, "id": self.id, "camera": self.camera, "label": self.label,

@@ -32,3 +32,17 @@ def test_models_read_as_values_run_in_f32_on_the_cpu_and_detectors_keep_its_defa
     for task in ("process", "classify"):
         assert default_config("CPU", task=task)["INFERENCE_PRECISION_HINT"] == "f32"
     assert "INFERENCE_PRECISION_HINT" not in default_config("CPU", task="detect")
+
+
+def test_a_detectors_labels_are_lower_case_from_the_catalogue_and_from_a_labels_file(face_model_path, tmp_path):
+    """Issue 36, item 5: one spelling of a label everywhere (it was `person` on MQTT, `Person` in the API, the
+    metrics, the page and the store)."""
+    from zerocopy.catalog import CATALOG
+    from zerocopy.infer.model import resolve_spec
+    from zerocopy.names import spelled
+
+    assert "Person" in CATALOG["objects"].labels and "person" in spelled(CATALOG["objects"].labels)
+    labels = tmp_path / "labels.txt"
+    labels.write_text("Face\n\nFront Door\n")
+    assert resolve_spec("face", labels_file=str(labels)).labels == ("face", "front door")
+    assert resolve_spec("face").labels == ("face",)
