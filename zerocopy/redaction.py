@@ -18,7 +18,8 @@ _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 HARMLESS_KEYS = frozenset({
     "channel", "channels", "chn", "ch", "camera", "cam", "subtype", "substream", "stream", "streamtype", "profile",
     "resolution", "fps", "framerate", "rate", "width", "height", "codec", "videocodec", "audiocodec", "audio",
-    "transport", "rtsptransport", "protocol", "format", "quality", "compression", "bitrate", "latency", "mode", "page"})
+    "transport", "rtsptransport", "protocol", "format", "quality", "compression", "bitrate", "latency", "mode", "page",
+    "timeout", "rwtimeout", "pktsize", "buffersize", "fifosize", "reuse", "localport"})  # (FFmpeg's network options)
 # a query's `key=value` (after `?`, `&`, `;` or, but in SRT's URLs, a fragment's `#`)
 _PARAM = re.compile(r"(?P<sep>[?&;#])(?P<key>[^=&;#?/]+)=(?P<value>[^&;#]*)")
 _SRT_PARAM = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;?/]+)=(?P<value>[^&;]*)")  # SRT's stream id begins with #

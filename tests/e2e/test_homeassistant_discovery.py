@@ -143,7 +143,7 @@ def test_the_configs_come_back_after_the_broker_lost_its_store(tmp_path):
 
 def test_serve_announces_at_start_and_clears_a_removed_camera_on_the_next(tmp_path, face_model_path):
     """`zerocopy serve` itself, twice (its cameras cannot be opened: discovery needs none of them)."""
-    from test_serve import Serve
+    from test_serve import Serve, unstamped
 
     with Broker() as broker:
         two = write_config(tmp_path, broker, {"front": "", "door": ""})
@@ -156,7 +156,7 @@ def test_serve_announces_at_start_and_clears_a_removed_camera_on_the_next(tmp_pa
         finally:
             serve.kill()
         assert f"zerocopy: Home Assistant: {len(first)} entities under homeassistant/ as device(s) of node box1" in \
-            serve.err, serve.err
+            unstamped(serve.err), serve.err
         one = write_config(tmp_path, broker, {"front": ""})
         kept = set(discover(load_config(one).cameras, "box1", PREFIX).configs)
         serve = Serve(tmp_path, one.read_text())
