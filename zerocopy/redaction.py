@@ -27,6 +27,10 @@ _SRT_PARAM = re.compile(r"(?P<sep>[?&;])(?P<key>[^=&;?/]+)=(?P<value>[^&;]*)")  
 # `/user=admin_password=…_channel=1_stream=0.sdp`); its value ends where the next such pair begins
 _PATH_PAIR = re.compile(r"(?P<sep>^|[/_&;,])(?P<key>[A-Za-z][A-Za-z0-9.-]*)=(?P<value>.*?)"
                         r"(?=[_&;,][A-Za-z][A-Za-z0-9.-]*=|[/&;,]|$)")
+# a whole path segment `key_value` with no `=` and no `.` (not a file's name): `/password_secret`, `/user_admin`
+_PATH_UNDERSCORED = re.compile(r"(?<=/)(?P<key>[A-Za-z][A-Za-z0-9-]*)_(?P<value>[^/=.]+)(?=/|$)")
+# a query's part without `=` (a bare value: `?YWRtaW46c2VjcmV0`, `&token`)
+_BARE = re.compile(r"(?P<sep>[?&;])(?P<value>[^=&;#]+)(?=[&;#]|$)")
 _SRT_ACCESS = re.compile(r"(?P<sep>^#!::|,)(?P<key>[^=,]+)=(?P<value>[^,]*)")  # streamid=#!::r=live,u=name,p=secret
 _SRT_SHOWN = frozenset({"r", "m", "t", "h", "u"})  # resource, mode, type, host, user: the rest (`p`, `s`) masked
 _URL_IN_TEXT = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+")
@@ -70,11 +74,12 @@ def mask_secrets(text: str) -> str:
 
 def redact(source: str) -> str:
     """`source` as it may be shown or written anywhere: a URL's password (or a bare token before the `@`, even one
-    holding an unencoded `/` or `@`), every query value and every `key=value` part of its path (`;password=…`,
-    XMEye's `/user=…_password=…_channel=1`) masked unless its key is in `HARMLESS_KEYS` (`channel=1`, `subtype=0`
-    stay); an SRT stream id's `p=` masked; anything else unchanged. The real source is still what gets opened. This
-    is the one place that decides what a secret in a source looks like; values held by `masking` (filled in from the
-    environment or files) are masked wherever they are in it."""
+    holding an unencoded `/` or `@`), every query value (a bare one too) and every `key=value` part or `key_value`
+    segment of its path (`;password=…`, XMEye's `/user=…_password=…_channel=1`, `/password_…`; not a file's name)
+    masked unless its key is in `HARMLESS_KEYS` (`channel=1`, `subtype=0` stay; `_named`: `/av_stream`); an SRT
+    stream id's `p=` masked; anything else unchanged. The real source is still what gets opened. This is the one place
+    that decides what a secret in a source looks like; values held by `masking` (filled in from the environment or
+    files) are masked wherever they are in it."""
     source = mask_secrets(source)
     m = _URL.match(source)
     if m is None:
@@ -95,12 +100,23 @@ def redact(source: str) -> str:
     end = min((i for i in (tail.find("?"), tail.find("#")) if i >= 0), default=len(tail))
     path, query = tail[:end], tail[end:]
     srt = m.group(1).lower() == "srt"
-    return scheme + authority + _PATH_PAIR.sub(_pair, path) + (_SRT_PARAM if srt else _PARAM).sub(
-        _srt_param if srt else _pair, query)
+    path = _PATH_UNDERSCORED.sub(lambda p: p[0] if _named(p[0]) else f"{p['key']}_{MASK}",
+                                 _PATH_PAIR.sub(_pair, path))
+    if srt:
+        return scheme + authority + path + _SRT_PARAM.sub(_srt_param, query)
+    return scheme + authority + path + _BARE.sub(lambda p: p[0] if _named(p["value"]) else f"{p['sep']}{MASK}",
+                                                 _PARAM.sub(_pair, query))
 
 
 def _shown(key: str) -> bool:
     return key.lower().replace("_", "").replace("-", "") in HARMLESS_KEYS
+
+
+def _named(text: str) -> bool:
+    """Whether a `key_value` path segment or a bare query value is a name, not a secret: a part of it before or after
+    its first `_` is a harmless key (Hikvision's `/av_stream`, XMEye's `?real_stream`)."""
+    key, _, value = text.partition("_")
+    return bool(value) and (_shown(key) or _shown(value))
 
 
 def _pair(p: re.Match) -> str:

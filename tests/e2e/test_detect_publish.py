@@ -64,6 +64,7 @@ def walks_ts(tmp_path_factory):
     return path, write_passes_clip(path, passes=3, walk_s=2.5, gap_s=1.5, fps=FPS, width=480, height=270, seed=5)
 
 
+@pytest.mark.serial  # `new` within 1 s (p95) of the object's first frame is measured: load moves it
 def test_events_of_a_live_camera_reach_the_broker_in_time(walks_ts, tmp_path):
     clip, passes = walks_ts
     report = tmp_path / "report.json"

@@ -38,6 +38,10 @@ SECRET = "Xq7-s3cret"
     (f"srt://127.0.0.1:9000?streamid={SECRET}&passphrase={SECRET}", "srt://127.0.0.1:9000?streamid=***&passphrase=***"),
     # what is not a URL, or has no such part, is left alone
     ("rtsp://cam.lan/h264/ch1/main/av_stream", "rtsp://cam.lan/h264/ch1/main/av_stream"),
+    # a `key_value` segment of the path, a bare query value (issue 36's review): masked unless plainly a name
+    ("rtsp://cam.lan/live/user_admin/password_s3cret", "rtsp://cam.lan/live/user_***/password_***"),
+    ("http://cam.lan/snap.cgi?YWRtaW46czNjcmV0", "http://cam.lan/snap.cgi?***"),
+    ("http://cam.lan/live/front_door.m3u8?real_stream", "http://cam.lan/live/front_door.m3u8?real_stream"),
     ("clip=1.mp4", "clip=1.mp4"), ("/videos/user=a.mp4", "/videos/user=a.mp4"),
 ])
 def test_a_secret_is_masked_by_where_it_is_in_the_url(source, shown):

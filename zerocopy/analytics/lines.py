@@ -6,8 +6,9 @@ is clearly off it: more than `HYSTERESIS` of the box's height (at least `MIN_BAN
 the line changes no side. A crossing is a change of side whose path (from the last point clearly on the old side
 to the first clearly on the new) meets the segment itself, not the line through it beyond its ends.
 
-Sides are followed from an object's first sighting, before it is confirmed (`min_hits`): a crossing made then is
-said once the object is confirmed (with the time it crossed), and forgotten if it never is."""
+Sides are followed from an object's first sighting (the box no track held yet, in the inferred frame before its
+track's first), before it is confirmed (`min_hits`): a crossing made then is said once the object is confirmed (with
+the time it crossed), and forgotten if it never is."""
 
 from __future__ import annotations
 
@@ -28,6 +29,14 @@ HYSTERESIS = 0.1  # of the box's height: the band around the line where no side 
 MIN_BAND_PX = 2.0
 ENDS_SLACK = 0.02  # of the segment's length: a path that meets it this close past an end still counts
 FORGET_S = 30.0  # an object never confirmed and unseen this long (media time): its sides and crossings forgotten
+NEAR = 2.0  # of the box's height: how far an object's first box (without an id) may be from its second
+
+
+def _side_of(segment: np.ndarray, point: np.ndarray, height: float) -> int:
+    """+1 or -1: the side of the line `point` is clearly on (further than the band around it); 0: on the line."""
+    distance = float(side(segment, point[None])[0])
+    band = max(HYSTERESIS * float(height), MIN_BAND_PX)
+    return 1 if distance > band else -1 if distance < -band else 0
 
 
 @dataclass(kw_only=True)
@@ -63,6 +72,11 @@ class Lines(ObjectStage):
         self._pending: dict[int, list[_Crossed]] = {}  # per input: crossings not said yet (of unconfirmed objects)
         self._seen: dict[int, dict[int, float]] = {}  # per input: object → media time it was last sighted
         self._ended: dict[int, list[LineCrossing]] = {}  # per input: crossings of objects that ended this frame
+        # per input: the last inferred frame's boxes no track holds (an object's first sighting), and (the frame
+        # before's, this one's) as `see` reads them
+        self._unheld: dict[int, Detections] = {}
+        self._first: dict[int, tuple[Detections, Detections]] = {}
+        self._t: dict[int, float] = {}  # per input: the media time of its last inferred frame
         self._counts: dict[tuple[str, str, str, str], int] = {}  # (camera, line, direction, label) → crossings
 
     def specs_of(self, input: InputInfo) -> list:
@@ -75,21 +89,32 @@ class Lines(ObjectStage):
 
     def tracked(self, detections: Detections, input: int) -> Detections:
         sighted = self.sighted(input) if self.sighted is not None else None
-        return sighted if sighted is not None else detections
+        if sighted is None:
+            return detections
+        st = self._inputs[input]
+        if st.t < self._t.get(input, st.t):  # the input's time started again (a looped file): tracking did too
+            self._unheld.pop(input, None)
+            for tid in [tid for tid in self._seen[input] if tid not in st.last]:
+                self.forget(st, tid)
+        self._t[input] = st.t
+        held = np.asarray(sighted.tracker_id) >= 0  # (ByteTrack gives a track its id at its second sighting)
+        self._first[input] = self._unheld.get(input, Detections.empty()), sighted[~held]
+        self._unheld[input] = sighted[~held]
+        return sighted
 
     def see(self, st: InputState, tracked: Detections) -> None:
         sides, pending, seen = self._sides[st.info.index], self._pending[st.info.index], self._seen[st.info.index]
-        seen.update(dict.fromkeys(np.asarray(tracked.tracker_id).tolist(), st.t))
+        ids = np.asarray(tracked.tracker_id).tolist()
+        self._seed(st, tracked, [i for i, tid in enumerate(ids) if tid not in seen])
+        seen.update(dict.fromkeys(ids, st.t))
         points = bottom_centres(tracked.xyxy)
         heights = np.asarray(tracked.xyxy[:, 3] - tracked.xyxy[:, 1], np.float64)
-        band = np.maximum(HYSTERESIS * heights, MIN_BAND_PX)
         for spec, segment in zip(st.specs, st.shapes, strict=True):
-            distance = side(segment, points)
-            for i, tid in enumerate(np.asarray(tracked.tracker_id).tolist()):
+            for i, tid in enumerate(ids):
                 label = self.label(int(tracked.labels[i]))
                 if not spec.counts(label):
                     continue
-                now = 1 if distance[i] > band[i] else -1 if distance[i] < -band[i] else 0
+                now = _side_of(segment, points[i], heights[i])
                 if now == 0:
                     continue  # on the line, within the band: no side taken
                 known = sides.get((tid, spec.name))
@@ -102,6 +127,27 @@ class Lines(ObjectStage):
                 sides[(tid, spec.name)] = _Side(side=now, at=points[i].copy())
         for tid in [tid for tid, t in seen.items() if st.t - t > FORGET_S and tid not in st.last]:
             self.forget(st, tid)  # never confirmed: its track is long gone
+
+    def _seed(self, st: InputState, tracked: Detections, new: list[int]) -> None:
+        """Each object new here (rows `new` of `tracked`) takes its side of each line at its first sighting: the box
+        without an id, of its label, nearest to it in the inferred frame before (within `NEAR` of its height)."""
+        before, _ = self._first.get(st.info.index, (Detections.empty(), None))
+        if not new or not len(before):
+            return
+        then, now = bottom_centres(before.xyxy), bottom_centres(tracked.xyxy)
+        heights = np.asarray(before.xyxy[:, 3] - before.xyxy[:, 1], np.float64)
+        for i in new:
+            same = np.flatnonzero(np.asarray(before.labels) == int(tracked.labels[i]))
+            if not len(same):
+                continue
+            j = same[np.argmin(np.linalg.norm(then[same] - now[i], axis=1))]
+            if np.linalg.norm(then[j] - now[i]) > NEAR * heights[j]:
+                continue
+            tid = int(tracked.tracker_id[i])
+            for spec, segment in zip(st.specs, st.shapes, strict=True):
+                was = _side_of(segment, then[j], heights[j])
+                if was:
+                    self._sides[st.info.index][(tid, spec.name)] = _Side(side=was, at=then[j].copy())
 
     def made(self, st: InputState) -> list[Any]:
         pending, self._pending[st.info.index] = self._pending[st.info.index], []
@@ -141,8 +187,8 @@ class Lines(ObjectStage):
     def end(self, input: int) -> list:
         self._sides.pop(input, None)
         self._pending.pop(input, None)
-        self._seen.pop(input, None)
-        self._ended.pop(input, None)
+        for kept in (self._seen, self._ended, self._unheld, self._first, self._t):
+            kept.pop(input, None)
         return super().end(input)
 
     def counts(self) -> dict[tuple[str, str, str, str], int]:

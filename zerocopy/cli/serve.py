@@ -65,25 +65,36 @@ def under_journal(stream: TextIO) -> bool:
 class StampedLines:
     """A text stream that writes each line to `stream` after the local time, ISO 8601 with its offset and a space
     (`2026-11-28T03:40:12+00:00 zerocopy: …`): the time a line began. Lines written from several threads at once
-    keep their own stamps; anything else (`fileno`, `encoding`, …) is `stream`'s."""
+    keep their own stamps and never mix: each thread's text is held until its line ends (`print` writes the text,
+    then the newline), then written whole; anything else (`fileno`, `encoding`, …) is `stream`'s."""
 
     def __init__(self, stream: TextIO, clock: Callable[[], datetime] = lambda: datetime.now().astimezone()):
         self.stream, self.clock = stream, clock
-        self._line_start = True
+        self._held = threading.local()  # this thread's line so far (`text`), and whether it was stamped already
         self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
-        with self._lock:
-            out = []
-            for piece in _LINES.findall(text):
-                if self._line_start:
-                    out.append(f"{self.clock().isoformat(timespec='seconds')} ")
-                out.append(piece)
-                self._line_start = piece.endswith("\n")
-            self.stream.write("".join(out))
+        held = getattr(self._held, "text", "") + text
+        *lines, rest = held.split("\n")
+        self._held.text = rest
+        if lines:
+            self._out("\n".join(lines) + "\n")
         return len(text)
 
+    def _out(self, text: str) -> None:
+        """Whole lines of this thread (or the start of one, at `flush`), each stamped unless it was already."""
+        stamp = f"{self.clock().isoformat(timespec='seconds')} "
+        pieces = _LINES.findall(text)
+        out = [piece if i == 0 and getattr(self._held, "stamped", False) else stamp + piece
+               for i, piece in enumerate(pieces)]
+        self._held.stamped = bool(pieces) and not pieces[-1].endswith("\n")
+        with self._lock:
+            self.stream.write("".join(out))
+
     def flush(self) -> None:
+        held, self._held.text = getattr(self._held, "text", ""), ""
+        if held:
+            self._out(held)
         self.stream.flush()
 
     def __getattr__(self, name: str):
@@ -229,8 +240,8 @@ class StateLog:
                          "once; each time counts as a reconnection in /api/cameras and /metrics)")
             self._states[cam.name] = before if before in (None, "starting") else cam.state
             return True
-        if cam.state == "running" and before == "reconnecting":
-            self._states[cam.name] = cam.state
+        if cam.state == "running" and before == "reconnecting" and not self._waiting.get(cam.name):
+            self._states[cam.name] = cam.state  # (after an error said, running again is said too)
             return True
         return False
 

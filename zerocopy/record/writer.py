@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import heapq
 import itertools
+import os
 import shutil
 import threading
 import time
@@ -25,7 +26,7 @@ from zerocopy.errors import ZeroCopyError
 from zerocopy.record.clip import ClipResult, write_clip
 from zerocopy.record.ring import PacketRing
 from zerocopy.sinks.files import final_path, temporary
-from zerocopy.store.folder import FILE_NAME, make_private_dirs
+from zerocopy.store.folder import FILE_NAME, open_private_dir
 
 MIN_FREE_BYTES = 256 * 2**20  # below this much free space on the clips' disk, no clip is written
 RESUME_BYTES = 64 * 2**20  # after a write failed for want of space, clips resume once this much more is free
@@ -157,7 +158,7 @@ class ClipWriter:
     def _write(self, request: _Request) -> None:
         path = self.folder / f"{request.event_id}.mp4"
         try:
-            make_private_dirs(self.folder)
+            os.close(open_private_dir(self.folder))  # made 0700; a link in its place refused (ELOOP), never followed
             if not self._room():
                 self._give_up(request, "full", "the disk is full")
                 return

@@ -79,7 +79,7 @@ class StoredEvent:
                        box=_numbers(json.loads(box)), zones=_texts(json.loads(zones)), snapshot=_path(snapshot),
                        thumbnail=_path(thumbnail), clip=_path(clip), bytes=int(_number(size)),
                        last=_mapping(json.loads(last)))
-        except (TypeError, ValueError) as e:  # (json.JSONDecodeError is a ValueError)
+        except (TypeError, ValueError, RecursionError) as e:  # (json.JSONDecodeError is a ValueError; JSON too deep)
             raise ValueError(f"row {str(ident)[:80]!r}: {str(e)[:200]}") from None
 
 

@@ -79,6 +79,24 @@ def test_a_line_crossed_before_the_object_is_confirmed_counts_once_it_is():
     assert crossings[0].pts < new[0].last_pts and events.index(crossings[0]) > events.index(new[0])
 
 
+def test_a_line_crossed_between_the_first_two_sightings_counts():
+    """ByteTrack gives a track its id at its second sighting: the first box (no id yet) is where its path begins."""
+    events = run(chain(lines=["gate:100,0,100,360"], min_hits=3), walk(70, 600, 15))
+    crossings = of(events, LineCrossing)
+    assert [c.direction for c in crossings] == ["in"] and crossings[0].pts == pytest.approx(1 / RATE)
+
+
+def test_objects_never_confirmed_are_forgotten_when_a_looped_inputs_time_starts_again():
+    stages = chain(lines=["gate:320,0,320,360"], min_hits=3)
+    lines = stages.get("lines")
+    stages.begin(InputInfo(index=0, source="loop.mp4", camera="cam", rate=RATE))
+    for _ in range(40):  # a file played in a loop: each time, a box seen twice (a track, never confirmed)
+        for i, dets in enumerate([boxes((100, 250))] * 2 + [Detections.empty()] * 10):
+            f = PreparedFrame(index=i, pts=i / RATE, width=W, height=H, geometry=None, inputs={})
+            stages(f, dets, 0, lambda st, e: e)
+    assert len(lines._seen[0]) <= 1 and len(lines._sides[0]) <= 1
+
+
 def test_a_crossing_of_an_object_never_confirmed_is_never_said():
     events = run(chain(lines=["gate:100,0,100,360"], min_hits=6), walk(40, 200, 4) + [Detections.empty()] * 10)
     assert of(events, LineCrossing) == [] and not [e for e in events if getattr(e, "type", "") == "new"]

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import sys
+import threading
 from datetime import datetime, timedelta, timezone
 
 from zerocopy.cli.serve import StampedLines, StateLog, stamped_stderr, under_journal
@@ -23,6 +25,28 @@ def test_each_line_begins_with_the_time_it_began():
     stamped.write("\n")
     stamped.write("")
     assert out.getvalue() == "2026-11-28T12:00:05+01:00 zerocopy: one\n2026-11-28T12:00:05+01:00 zerocopy: two\n"
+
+
+def test_lines_printed_from_several_threads_at_once_never_mix():
+    """`print` writes a line's text, then its end: a thread switch between them mixed two lines into one, and left a
+    line of nothing but a time (the review saw 480 of 40,000)."""
+    out = io.StringIO()
+    stamped = StampedLines(out, clock=lambda: NOON)
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=lambda n=n: [print(f"zerocopy: thread {n} line {i}", file=stamped)
+                                                        for i in range(5000)]) for n in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(previous)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 10_000
+    line = re.compile(r"2026-11-28T12:00:05\+01:00 zerocopy: thread [01] line \d+")
+    assert [x for x in lines if not line.fullmatch(x)] == []
 
 
 def test_the_journal_is_told_apart_by_the_device_and_inode_of_stderr(tmp_path, monkeypatch):
@@ -88,3 +112,11 @@ def test_a_looped_file_that_ends_before_its_first_frame_is_seen_still_says_it_ru
     said = Looped().go("starting", "reconnecting", *["running", "reconnecting"] * 3)
     assert len(said) == 2 and said[0].startswith("camera desk: the file ended: ")
     assert said[1] == "camera desk: running (software path)"
+
+
+def test_a_looped_file_that_could_not_be_opened_says_when_it_runs_again():
+    desk = Looped()
+    desk.go("starting", "running", "reconnecting", "running")
+    desk.go("reconnecting", error="cannot open yet: no such file")
+    said = desk.go("running")
+    assert said[-2:] == ["camera desk: cannot open yet: no such file; retrying", "camera desk: running"], said

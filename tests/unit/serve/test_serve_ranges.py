@@ -12,9 +12,10 @@ import pytest
 from zerocopy.serve.answers import whole_number
 from zerocopy.serve.ranges import BEYOND, Span, Unsatisfiable, requested_span
 
-# the parser alone, on one header: microseconds when linear (measured 0.02-0.07 ms here); the regular expression
-# before took 0.9-2.2 s here on 1.5 KB of spaces (4-6 s in the review) and hours on 16 KB: 50 ms fails only on that
-PROMPT_S = 0.05
+# the parser alone, on one header, in this thread's CPU time (a busy machine does not count): microseconds when linear
+# (measured 0.02-0.07 ms here); the regular expression before took 0.9-2.2 s here on 1.5 KB of spaces (4-6 s in the
+# review) and hours on 16 KB: half a second fails only on that
+PROMPT_S = 0.5
 OLD_RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", re.ASCII | re.IGNORECASE)
 
 
@@ -45,9 +46,9 @@ def outcome(read, header: str, size: int) -> Span | None | str:
 @pytest.mark.parametrize("spaces", [760, 8_000])  # 1.5 KB (0.9 s before), then 16 KB (hours before)
 def test_a_header_that_made_the_old_pattern_backtrack_is_read_at_once(spaces):
     header = "bytes=" + " " * spaces + "-" + " " * spaces + "x"
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     span = requested_span(header, 1000)
-    assert time.monotonic() - t0 < PROMPT_S
+    assert time.thread_time() - t0 < PROMPT_S
     assert span is None  # malformed: the whole file
 
 
@@ -84,6 +85,4 @@ def test_whole_numbers():
     assert whole_number("0" * 5000 + "7", BEYOND) == 7
     for text in ("", "-1", "+1", " 1", "1.0", "1e3", "٣", "²"):
         assert whole_number(text, 100) is None, text
-    t0 = time.monotonic()
-    assert whole_number("1" * 100_000, 500) == 500
-    assert time.monotonic() - t0 < PROMPT_S  # linear: int() of 100,000 digits is refused (or takes quadratic time)
+    assert whole_number("1" * 100_000, 500) == 500  # int() of 100,000 digits is refused

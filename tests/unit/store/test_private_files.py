@@ -110,3 +110,20 @@ def test_a_camera_folder_that_is_a_link_is_refused(tmp_path):
     (tmp_path / "snapshots" / "back").symlink_to(elsewhere, target_is_directory=True)
     writer = snapshot(tmp_path / "snapshots" / "back", "ev")
     assert writer.failed == 1 and list(elsewhere.iterdir()) == []
+
+
+def test_a_clips_camera_folder_that_is_a_link_is_refused(tmp_path, clips):
+    """As for snapshots: a clip is never written through a link in the camera's place (issue 36's review)."""
+    source = clips("record-gop.ts", gop_spec(3.0), "mpegts")[0]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "store" / "clips").mkdir(parents=True)
+    (tmp_path / "store" / "clips" / "front").symlink_to(elsewhere, target_is_directory=True)
+    ring, done, said = PacketRing(10**8), Done(), []
+    fill_ring(ring, source, T0)
+    writer = ClipWriter(ring, clips_folder(tmp_path / "store", "front"), said.append, camera="front",
+                        clock=lambda: T0, min_free_bytes=0, pre_s=0.5, post_s=0.5)
+    writer.start()
+    writer.request("ev", T0 + 1.0, T0 + 1.5, done)
+    assert done.get()[1] is None and writer.close()
+    assert list(elsewhere.iterdir()) == [] and said, said
