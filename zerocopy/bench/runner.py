@@ -138,12 +138,6 @@ def plan(opts: BenchOptions) -> tuple[list[str], dict[str, list[str]]]:
     return [p for p in wanted if p not in static], {p: static[p] for p in wanted if p in static}
 
 
-def plan_paths(opts: BenchOptions) -> tuple[list[str], dict[str, str]]:
-    """Paths to run and, for the others, why not (the reasons joined)."""
-    paths, refused = plan(opts)
-    return paths, {p: "; ".join(why) for p, why in refused.items()}
-
-
 def is_process_model(model: str) -> bool:
     return model in CATALOG and CATALOG[model].task == "process"
 

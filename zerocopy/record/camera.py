@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +19,6 @@ DEFAULT_PRE_S = DEFAULT_POST_S = 5.0
 def clips_folder(storage: str | Path, camera: str) -> Path:
     """Where a camera's clips go: `<storage>/clips/<camera>`."""
     return Path(storage) / "clips" / camera
-
-
-def scale_box(box: Sequence[float], detected: tuple[int, int], recorded: tuple[int, int]) -> tuple[float, ...]:
-    """A box `(x1, y1, x2, y2)` in the pixels of the detect stream (`detected`: width, height) in those of the
-    record stream (`recorded`), the two streams showing the same picture at two sizes."""
-    sx, sy = recorded[0] / detected[0], recorded[1] / detected[1]
-    x1, y1, x2, y2 = box
-    return (x1 * sx, y1 * sy, x2 * sx, y2 * sy)
 
 
 class CameraRecording:

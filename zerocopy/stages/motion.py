@@ -28,7 +28,6 @@ from zerocopy.stages.base import InputInfo, StageBase
 
 MOVED_SHARE = 0.1  # a tracked box's centre moving this share of its larger side: the object moves
 MOVING_S = 1.0  # an object counts as moving for this long after it last moved that much
-ACTIVE_S = 1.0  # an input's motion is active for this long after a frame with motion
 ALL_MOTION_S = 60.0  # the window (a time constant) over which a scene is judged all motion
 ALL_MOTION_SHARE = 0.9  # motion on this share of that window: the scene is all motion
 
@@ -95,7 +94,6 @@ class _Live:
     calibrating: bool = False
     whole: bool = False
     scene: AllMotion = field(default_factory=AllMotion)
-    active_until: float = -math.inf
     busy_until: float = -math.inf  # an object moved: busy until then
     end_due: float = math.inf  # an unseen object's `end` needs an inferred frame from then on
     anchors: dict[int, tuple[float, float]] = field(default_factory=dict)  # id → where it was last seen moving from
@@ -150,8 +148,6 @@ class MotionStage(StageBase):
         c.whole_scene_episodes += bool(m.whole_scene and not live.whole)
         c.whole_scene_s += dt if m.whole_scene else 0.0
         live.calibrating, live.whole = m.calibrating, m.whole_scene
-        if m.moving:
-            live.active_until = live.t + ACTIVE_S
         if dt > 0:
             live.scene.add(m.moving or m.whole_scene, dt)
             c.all_motion_s += dt if live.scene.all_motion else 0.0
@@ -185,11 +181,6 @@ class MotionStage(StageBase):
         if live is None or live.t is None:
             return False
         return live.t < live.busy_until or live.t > live.end_due
-
-    def active(self, input: int) -> bool:
-        """Whether `input` saw motion in the last `ACTIVE_S` seconds (a gauge: `zerocopy_motion_active`)."""
-        live = self._live.get(input)
-        return live is not None and live.t is not None and live.t < live.active_until
 
     def all_motion(self, input: int) -> bool:
         """Whether `input`'s scene is all motion now (see the module; a gauge)."""

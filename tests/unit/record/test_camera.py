@@ -1,17 +1,12 @@
 """zerocopy.record.camera: a camera's recording as serve holds it (its status, a clip asked for while its
-record_url is down, closing), and boxes scaled from the detect stream to the record stream."""
+record_url is down, closing)."""
 
 from __future__ import annotations
 
 from conftest import wait_until
 from recordings import FAST, Done, refused_url
 
-from zerocopy.record.camera import CameraRecording, clips_folder, scale_box
-
-
-def test_a_box_scales_from_the_detect_stream_to_the_record_stream():
-    assert scale_box((64, 36, 128, 72), (640, 360), (1920, 1080)) == (192, 108, 384, 216)
-    assert scale_box((10, 10, 20, 20), (640, 480), (1280, 720)) == (20, 15, 40, 30)  # another aspect: each axis
+from zerocopy.record.camera import CameraRecording, clips_folder
 
 
 def test_a_camera_whose_record_url_is_down_shows_why_and_its_clips_are_none(tmp_path):

@@ -64,18 +64,7 @@ def test_the_sums_of_a_camera():
 def test_frames_without_motion_records_are_not_counted():
     stage = begun(MotionStage())
     stage(frame(0, None), Detections.empty(), 0)
-    assert stage.summary()["frames"] == 0 and not stage.active(0) and not stage.busy(0)
-
-
-def test_motion_is_active_for_a_second_after_it_was_seen():
-    stage = begun(MotionStage())
-    stage(frame(0, MOVING), None, 0)
-    assert stage.active(0)
-    for i in range(1, 10):
-        stage(frame(i, STILL), None, 0)
-    assert stage.active(0)
-    stage(frame(11, STILL), None, 0)
-    assert not stage.active(0) and not stage.active(5)
+    assert stage.summary()["frames"] == 0 and not stage.busy(0)
 
 
 @pytest.mark.parametrize("share,expected", [(1.0, True), (0.95, True), (0.5, False)])
