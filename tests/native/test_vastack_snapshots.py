@@ -24,11 +24,11 @@ from zerocopy.bridge.selftest import SURFACE
 from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.resize.vaapi import PICTURE_CHAIN, SurfaceDownload
 from zerocopy.snapshots.stage import Snapshots, SnapshotSaved
 from zerocopy.stages import InputInfo, StageChain
 from zerocopy.track import ObjectEvent
+from zerocopy.track.stage import InputTracks
 
 pytestmark = [pytest.mark.vastack, pytest.mark.native,
               pytest.mark.skipif(not VA_PYAV, reason="needs a PyAV built with VA-API (make setup-gpu; in CI: make "

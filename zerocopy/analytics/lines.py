@@ -24,6 +24,7 @@ from zerocopy.analytics.records import LineCrossing
 from zerocopy.analytics.specs import lines_of
 from zerocopy.detections import Detections
 from zerocopy.stages.base import InputInfo
+from zerocopy.track.times import went_back
 
 HYSTERESIS = 0.1  # of the box's height: the band around the line where no side is taken
 MIN_BAND_PX = 2.0
@@ -92,7 +93,7 @@ class Lines(ObjectStage):
         if sighted is None:
             return detections
         st = self._inputs[input]
-        if st.t < self._t.get(input, st.t):  # the input's time started again (a looped file): tracking did too
+        if input in self._t and went_back(st.t, self._t[input], st.info.rate):  # a looped file: tracking restarted too
             self._unheld.pop(input, None)
             for tid in [tid for tid in self._seen[input] if tid not in st.last]:
                 self.forget(st, tid)

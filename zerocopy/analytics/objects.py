@@ -15,9 +15,9 @@ from zerocopy.analytics.geometry import place
 from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import media_time, wall_time
 from zerocopy.stages.base import InputInfo, StageBase
 from zerocopy.track import ObjectEvent
+from zerocopy.track.times import media_time, wall_time
 
 log = logging.getLogger("zerocopy")
 

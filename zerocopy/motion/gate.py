@@ -33,6 +33,7 @@ from zerocopy.analytics.specs import parse_mask
 from zerocopy.config import RunConfig
 from zerocopy.decode.base import GUESSED_RATE
 from zerocopy.motion.detector import Motion, MotionDetector
+from zerocopy.track.times import HALF_FRAME, frame_time, new_time_base
 
 GAP_S = 3.0  # a jump of the timestamps (or of arrival) longer than this starts the background again
 MEASURE_EVERY_S = 0.2  # between the frames that are due, motion is measured at least this often (media time)
@@ -113,10 +114,8 @@ class MotionGate:
         if self._last is None:
             return False
         last_t, last_arrived = self._last
-        went_back = t < last_t - 0.5 / self.rate
-        away = t - last_t > GAP_S or (arrived is not None and last_arrived is not None
-                                      and arrived - last_arrived > GAP_S)
-        return went_back or away
+        waited = arrived - last_arrived if arrived is not None and last_arrived is not None else None
+        return new_time_base(t, last_t, back_s=HALF_FRAME / self.rate, gap_s=GAP_S, waited=waited)
 
     def _measure(self, picture: Any, t: float) -> Motion:
         luma = self.luma(picture)
@@ -127,7 +126,7 @@ class MotionGate:
         return self._motion
 
     def __call__(self, index: int, pts: float | None, picture: Any, arrived: float | None = None) -> Gated:
-        t = pts if pts is not None else index / self.rate
+        t = frame_time(index, pts, self.rate)
         if self._gap(t, arrived):
             self.detector.reset()
             self.recalibrations += 1

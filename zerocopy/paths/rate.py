@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from zerocopy.decode.base import GUESSED_RATE
+from zerocopy.track.times import frame_time
 
 
 class DetectRate:
@@ -23,7 +24,7 @@ class DetectRate:
 
     def take(self, index: int, pts: float | None) -> bool:
         """Whether frame `index` (at `pts` seconds) is inferred."""
-        t = pts if pts is not None else index / self.rate
+        t = frame_time(index, pts, self.rate)
         if self._due is not None and t < self._due - self.slack and t >= self._due - 2 * self.period:
             return False
         if self._due is None or t > self._due + self.period or t < self._due - 2 * self.period:

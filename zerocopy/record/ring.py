@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from zerocopy.errors import ZeroCopyError
+from zerocopy.track.times import new_time_base
 
 PACKET_OVERHEAD = 240  # bytes a kept packet costs besides its data (its record, its numbers, its bytes object)
 MAX_LEAP_S = 10.0  # a timestamp (or an arrival) this far past the previous one starts a new segment
@@ -113,7 +114,7 @@ class PacketRing:
             pts = pts if pts is not None else dts
             if last is not None:
                 step = (dts - last.dts) * self._tick
-                if step < -BACKWARDS_S or step > MAX_LEAP_S or wall - last.wall > MAX_LEAP_S:
+                if new_time_base(step, 0.0, back_s=BACKWARDS_S, gap_s=MAX_LEAP_S, waited=wall - last.wall):
                     self._start_segment(params)  # another clock, or a stall: never one clip across it
                     self.breaks += 1
                 elif dts <= last.dts:  # a muxer needs increasing decoding times

@@ -27,12 +27,12 @@ import numpy as np
 from zerocopy.bridge import load_bridge
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import media_time
 from zerocopy.publish.topics import snapshot_topic
 from zerocopy.resize.vaapi import SurfaceDownload
 from zerocopy.snapshots.writer import Job, SnapshotWriter, Still, Written
 from zerocopy.stages.base import InputInfo, StageBase
 from zerocopy.track import ObjectEvent
+from zerocopy.track.times import media_time
 
 log = logging.getLogger("zerocopy")
 

@@ -12,13 +12,13 @@ from zerocopy.analytics.lines import Lines
 from zerocopy.analytics.zones import Zones
 from zerocopy.config import RunConfig
 from zerocopy.infer.model import ModelSpec
-from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.postprocess import LabelChoice
 from zerocopy.roi.setup import ResolvedTask, make_stage, make_tiler
 from zerocopy.snapshots.stage import Snapshots
 from zerocopy.stages.base import Stage
 from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
 from zerocopy.stages.motion import MotionStage
+from zerocopy.track.stage import InputTracks
 
 
 def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_input_kind: str,

@@ -23,8 +23,8 @@ import numpy as np
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import media_time
 from zerocopy.stages.base import InputInfo, StageBase
+from zerocopy.track.times import media_time, went_back
 
 MOVED_SHARE = 0.1  # a tracked box's centre moving this share of its larger side: the object moves
 MOVING_S = 1.0  # an object counts as moving for this long after it last moved that much
@@ -124,7 +124,7 @@ class MotionStage(StageBase):
         if live is None or frame.motion is None:
             return detections, []
         t = media_time(frame, live.rate)
-        if live.t is not None and t < live.t - 0.5 / live.rate:  # a restarted time base: the objects are new
+        if live.t is not None and went_back(t, live.t, live.rate):  # a restarted time base: the objects are new
             live.anchors.clear()
             live.moved.clear()
             live.last_seen.clear()

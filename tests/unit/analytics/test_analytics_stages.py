@@ -16,8 +16,8 @@ from zerocopy.config import InputSettings, RunConfig
 from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.stages import InputInfo, StageChain
+from zerocopy.track.stage import InputTracks
 
 RATE = 5.0  # inferred frames per second
 W, H = 640, 360

@@ -13,13 +13,13 @@ from PIL import Image
 from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.postprocess import LabelChoice
 from zerocopy.snapshots.stage import Snapshots, SnapshotSaved
 from zerocopy.snapshots.writer import Still
 from zerocopy.stages import InputInfo, StageChain
 from zerocopy.stages.labels import Anonymise
 from zerocopy.track import ObjectEvent
+from zerocopy.track.stage import InputTracks
 
 RATE = 5.0
 W, H = 320, 180

@@ -11,12 +11,12 @@ from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.errors import InferenceError
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.postprocess import LabelChoice
 from zerocopy.roi.stage import RoiStage
 from zerocopy.roi.tiles import Tiler
 from zerocopy.stages import InputInfo, Stage, StageBase, StageChain
 from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
+from zerocopy.track.stage import InputTracks
 
 
 def boxes(*labels: int) -> Detections:

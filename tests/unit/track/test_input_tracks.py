@@ -8,8 +8,8 @@ import numpy as np
 from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
-from zerocopy.pipeline.tracking import InputTracks
 from zerocopy.stages import InputInfo
+from zerocopy.track.stage import InputTracks
 
 RATE = 10.0
 

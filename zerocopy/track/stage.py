@@ -11,19 +11,9 @@ from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.stages.base import InputInfo, StageBase
-from zerocopy.track import ObjectEvent, ObjectEvents, Tracker
-
-
-def wall_time(frame: PreparedFrame) -> float:
-    """The Unix time at which `frame` came out of its decoder (now, if the decoder did not say)."""
-    now = time.time()
-    return now - (time.perf_counter() - frame.arrived) if frame.arrived is not None else now
-
-
-def media_time(frame: PreparedFrame, rate: float) -> float:
-    """The frame's time in its input, in seconds: its timestamp, or its index over the stream's frame rate (never 0:
-    a decoder guesses `decode.base.GUESSED_RATE` when its container does not say)."""
-    return frame.pts if frame.pts is not None else frame.index / rate
+from zerocopy.track.object_events import ObjectEvent, ObjectEvents
+from zerocopy.track.times import HALF_FRAME, media_time, new_time_base, wall_time
+from zerocopy.track.tracker import Tracker
 
 
 class _Last(NamedTuple):
@@ -88,10 +78,8 @@ class InputTracks(StageBase):
         last = self._last.get(input)
         if last is None:
             return []
-        max_lost = self.config.max_lost
-        went_back = t < last.t - 0.5 / rate
-        away = t - last.t > max_lost or (frame.arrived is not None and wall - last.wall > max_lost)
-        if not (went_back or away):
+        waited = wall - last.wall if frame.arrived is not None else None
+        if not new_time_base(t, last.t, back_s=HALF_FRAME / rate, gap_s=self.config.max_lost, waited=waited):
             return []
         tracker.reset()
         self._sighted.pop(input, None)
