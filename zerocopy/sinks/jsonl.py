@@ -9,11 +9,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from zerocopy.analytics.records import LineCrossing
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.postprocess.maps import summary
 from zerocopy.sinks import NullSink
 from zerocopy.sinks.files import STDOUT, Staged, close_whole, output_error
+from zerocopy.track import ObjectEvent
 
 
 class Lines:
@@ -131,7 +133,6 @@ class EventsSink(_LinesSink):
 
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         for event in events:
-            if getattr(event, "retained", False) or event.type == "snapshot":  # a count, a file written: not events
-                continue
-            self._lines.write(event.to_record())
-            self.written += 1
+            if isinstance(event, ObjectEvent | LineCrossing):  # (a count is a state, a snapshot a file: not events)
+                self._lines.write(event.to_record())
+                self.written += 1

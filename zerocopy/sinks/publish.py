@@ -10,9 +10,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from zerocopy.analytics.records import LineCrossing, Occupancy
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.sinks import NullSink
+from zerocopy.snapshots.stage import SnapshotSaved
 from zerocopy.track import ObjectEvent
 
 
@@ -42,24 +44,29 @@ class MqttSink(NullSink):
 
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         for event in events:
-            if getattr(event, "retained", False):  # a count: retained on its own topic (its label made a level)
-                self.publisher.send(event.topic, event.to_mqtt(), retain=True)
-                continue
-            if event.type == "snapshot":  # the JPEG, retained on CAMERA/LABEL/snapshot (Frigate's)
-                self.publisher.send(event.topic, event.jpeg, retain=True)
-                continue
-            if not isinstance(event, ObjectEvent):  # a line crossing: with the events, and on its line's topic
-                payload = event.to_mqtt()
-                self.publisher.event(event.camera, payload)
-                self.publisher.send(event.topic, payload)
-                continue
-            if input < len(self.clips) and self.clips[input]:
-                event = dataclasses.replace(event, has_clip=True)
-            before = self._last.get(event.id)
-            self.publisher.event(event.camera, event.to_mqtt(before))
-            if event.type == "end":
-                self._last.pop(event.id, None)
-            else:
-                self._last[event.id] = event
+            match event:
+                case Occupancy():  # a count: retained on its own topic (its label made a level)
+                    self.publisher.send(event.topic, event.to_mqtt(), retain=True)
+                case SnapshotSaved():  # the JPEG, retained on CAMERA/LABEL/snapshot (Frigate's)
+                    self.publisher.send(event.topic, event.jpeg, retain=True)
+                case LineCrossing():  # with the events, and on its line's topic
+                    payload = event.to_mqtt()
+                    self.publisher.event(event.camera, payload)
+                    self.publisher.send(event.topic, payload)
+                case ObjectEvent():
+                    self._object(event, input)
+                case _:
+                    raise TypeError(f"MqttSink: no topic for a {type(event).__name__}")
+
+    def _object(self, event: ObjectEvent, input: int) -> None:
+        """A tracked object's event on the events topic, with Frigate's `before` (its previous event)."""
+        if input < len(self.clips) and self.clips[input]:
+            event = dataclasses.replace(event, has_clip=True)
+        before = self._last.get(event.id)
+        self.publisher.event(event.camera, event.to_mqtt(before))
+        if event.type == "end":
+            self._last.pop(event.id, None)
+        else:
+            self._last[event.id] = event
 
     # close(): nothing; the publisher outlives the sink: its owner closes it (and reads its stats first)

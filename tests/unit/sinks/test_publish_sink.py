@@ -44,3 +44,24 @@ def test_without_recording_no_clip_is_promised():
     pub = Calls()
     MqttSink(pub, ["person"], ["door"]).on_events([event("new")])
     assert pub.calls[0][2]["after"]["has_clip"] is False
+
+
+def test_a_record_of_a_kind_it_does_not_know_is_an_error_not_a_line_crossing():
+    """Issue 37, item 3: the sink dispatches on each record's type; a new kind of record (a stage's own) that no sink
+    was taught used to go out on the events topic as if it were a crossing."""
+    import dataclasses
+
+    import pytest
+
+    @dataclasses.dataclass(frozen=True)
+    class Dwell:
+        type = "dwell"
+        camera: str = "door"
+
+        def to_mqtt(self, before=None):
+            return {"type": self.type}
+
+    pub = Calls()
+    with pytest.raises(TypeError, match="no topic for a Dwell"):
+        MqttSink(pub, ["person"], ["door"]).on_events([Dwell()])
+    assert pub.calls == []
