@@ -18,14 +18,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zerocopy.analytics.specs import LINES, MASKS, ZONES
 from zerocopy.budget import default_decode_threads
 from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.decode.live import LivePolicy
 from zerocopy.errors import ConfigError
 from zerocopy.kinds import (
     LEVEL,
-    LINES,
-    MASKS,
     NAMES,
     NODE,
     PROPERTIES,
@@ -35,7 +34,6 @@ from zerocopy.kinds import (
     SWITCH,
     TASKS,
     TILE_ROWS,
-    ZONES,
     Kind,
     choice,
     integer,

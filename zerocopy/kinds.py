@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zerocopy.analytics.specs import lines_text, masks_text, zones_text
 from zerocopy.errors import ConfigError
 from zerocopy.names import NAME_RULE, is_name
 from zerocopy.roi.tasks import parse_task
@@ -107,17 +106,4 @@ NODE = Kind(accepts=f"{NAME_RULE} (it becomes an MQTT topic level)", test=is_nam
 PROPERTIES = Kind(accepts="a mapping of OpenVINO property names to values",
                   test=lambda v: v is None or (isinstance(v, Mapping) and all(isinstance(k, str) and k for k in v)),
                   convert=lambda v: dict(v or {}), parse=_pair, repeat=True)
-
-
-def _texts_or_mapping(v: Any) -> bool:
-    return isinstance(v, str | Mapping) or (isinstance(v, Iterable) and not isinstance(v, bytes))
-
-
-ZONES = Kind(accepts="NAME:x1,y1,x2,y2,x3,y3[,...][:labels=A,B][:min_frames=N][:loiter_s=S] (repeatable; in the API "
-             "also a mapping NAME → {points, labels, min_frames, loiter_s})",
-             test=_texts_or_mapping, convert=zones_text, parse=str, repeat=True)
-LINES = Kind(accepts="NAME:x1,y1,x2,y2[:labels=A,B] (repeatable; in the API also a mapping NAME → {points, labels})",
-             test=_texts_or_mapping, convert=lines_text, parse=str, repeat=True)
-MASKS = Kind(accepts="x1,y1,x2,y2,x3,y3[,...] (repeatable: one polygon each)", test=_texts_or_mapping,
-             convert=masks_text, parse=str, repeat=True)
 LEVEL = Kind(accepts="an integer from 1 to 255", test=lambda v: _is_int(v) and 1 <= v <= 255, parse=int)

@@ -15,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from zerocopy.analytics.geometry import Points, check_polygon, check_segment, read_points, write_points
+from zerocopy.kinds import Kind
 from zerocopy.names import NAME_RULE, is_name
 
 ZONE_OPTIONS = ("labels", "min_frames", "loiter_s")
@@ -214,3 +215,17 @@ def zones_of(texts: Iterable[str]) -> list[ZoneSpec]:
 
 def lines_of(texts: Iterable[str]) -> list[LineSpec]:
     return [parse_line(t) for t in texts]
+
+
+# The settings' kinds (`kinds.Kind`): `config.RunConfig`'s zones, lines and motion masks
+def _texts_or_mapping(v: Any) -> bool:
+    return isinstance(v, str | Mapping) or (isinstance(v, Iterable) and not isinstance(v, bytes))
+
+
+ZONES = Kind(accepts="NAME:x1,y1,x2,y2,x3,y3[,...][:labels=A,B][:min_frames=N][:loiter_s=S] (repeatable; in the API "
+             "also a mapping NAME → {points, labels, min_frames, loiter_s})",
+             test=_texts_or_mapping, convert=zones_text, parse=str, repeat=True)
+LINES = Kind(accepts="NAME:x1,y1,x2,y2[:labels=A,B] (repeatable; in the API also a mapping NAME → {points, labels})",
+             test=_texts_or_mapping, convert=lines_text, parse=str, repeat=True)
+MASKS = Kind(accepts="x1,y1,x2,y2,x3,y3[,...] (repeatable: one polygon each)", test=_texts_or_mapping,
+             convert=masks_text, parse=str, repeat=True)
