@@ -18,8 +18,7 @@ from datetime import datetime
 from typing import TextIO
 
 from zerocopy.cli.options import EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE
-from zerocopy.cli.runtime import open_publisher, stop_on_signals
-from zerocopy.publish.homeassistant import announce
+from zerocopy.cli.runtime import stop_on_signals
 from zerocopy.redaction import masking
 from zerocopy.serve.config import ServeConfigError, load_config
 from zerocopy.serve.engine import Engine
@@ -122,11 +121,8 @@ def _serve(config, say: Callable[[str], None]) -> int:
     """Run the checked `config` until SIGTERM or Ctrl-C; the exit code."""
     stop = threading.Event()
     with stop_on_signals(stop.set) as stopped:
-        publisher = None
-        if config.publish is not None:
-            publisher = open_publisher(config.publish.url, config.publish.ca, config.node)  # said once the port is ours
-        engine = Engine(config.cameras, publisher, pictures=config.http.snapshots, say=say, node=config.node,
-                        publish_detections=bool(config.publish and config.publish.detections), storage=config.storage)
+        engine = Engine.of(config, say)  # its publisher is said once the port is ours
+        publisher = engine.publisher
         server = StatusServer(config.http.listen, engine, config.http, say=say)
         try:
             server.start()
@@ -136,8 +132,8 @@ def _serve(config, say: Callable[[str], None]) -> int:
         say(server.access)
         if publisher is not None:
             say(f"publishing events to {publisher.target}")
-            if config.homeassistant is not None:  # before the cameras start: their counts come after the zeros
-                say(announce(publisher, config.cameras, config.homeassistant))
+            if (announced := engine.announce(config.homeassistant)) is not None:
+                say(announced)
         if config.storage is not None:
             say(f"events kept in {config.storage.path} (files up to {config.storage.max_gb:g} GB, "
                 f"{config.storage.max_days:g} days)")

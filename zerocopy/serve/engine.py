@@ -30,6 +30,8 @@ from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import make_core
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
 from zerocopy.pipeline.parallel import Reopen
+from zerocopy.publish import MqttPublisher, MqttTarget
+from zerocopy.publish.homeassistant import announce
 from zerocopy.redaction import redact_text
 from zerocopy.serve.cameras import Camera
 from zerocopy.serve.config import SERVICE_SETTINGS
@@ -168,12 +170,31 @@ class PublishingCameras(NullSink):
 
 
 class Engine:
-    """Runs a `ServeConfig`'s cameras; the HTTP side's `StatusSource`. `node`: the box's name in events."""
+    """Runs a `ServeConfig`'s cameras; the HTTP side's `StatusSource`. `node`: the box's name in events. It owns the
+    publisher it is given (`of` opens it): `stop` closes it, after the last events."""
+
+    @classmethod
+    def of(cls, config: Any, say: Callable[[str], None] = print) -> Engine:
+        """The engine of a checked `ServeConfig`, with its `[publish]` broker's publisher opened (connecting in the
+        background) and its `[storage]`."""
+        publisher = None
+        if config.publish is not None:
+            publisher = MqttPublisher(MqttTarget.parse(config.publish.url, ca=config.publish.ca), node=config.node)
+        return cls(config.cameras, publisher, pictures=config.http.snapshots, say=say, node=config.node,
+                   publish_detections=bool(config.publish and config.publish.detections), storage=config.storage)
+
+    def announce(self, homeassistant: Any) -> str | None:
+        """Home Assistant's discovery configs for the cameras published (before they start: their counts come after
+        the zeros); what to say of it, None without a publisher or `[homeassistant]`."""
+        if self.publisher is None or homeassistant is None:
+            return None
+        return announce(self.publisher, self.configs, homeassistant)
 
     def __init__(self, cameras: Sequence[Any], publisher: Any = None, pictures: bool = True,
                  say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None,
                  models: CompiledModels | None = None, reopen: Reopen = REOPEN, storage: StorageConfig | None = None):
         self.publisher, self.say = publisher, say
+        self.configs = list(cameras)
         self.storage = None if storage is None else Storage(storage.path, max_bytes=storage.max_bytes,
                                                             max_days=storage.max_days, say=say)
         self.snapshots = pictures  # each camera keeps its last picture (latest.jpg)

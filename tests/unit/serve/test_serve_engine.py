@@ -288,3 +288,18 @@ def test_a_real_opening_retried_at_start_reaches_the_cameras_status_without_its_
     assert front.error.startswith("cannot open yet: ") and "refused" in front.error.lower(), front.error
     assert back.error.startswith("cannot open yet: ") and "404" in back.error, back.error
     assert "s3cret-pw" not in json.dumps([s.to_json() for s in engine.cameras()])
+
+
+def test_the_engine_of_a_config_opens_its_publisher_and_closes_it_when_it_stops():
+    """Issue 37, item 5: the publisher (and the Home Assistant announce) are the engine's, which closes them."""
+    config = parse_config({"publish": {"url": "mqtt://127.0.0.1:9/zc"}, "homeassistant": {},
+                           "cameras": {"front": {"url": "rtsp://front.lan/1", "model": "face"}}}, env={}, base=".")
+    engine = Engine.of(config, say=lambda msg: None)
+    assert engine.publisher is not None and engine.publisher.node == config.node
+    assert "entities under homeassistant/" in engine.announce(config.homeassistant)
+    assert engine.stop(timeout=1.0)
+    assert engine.publisher._closed
+    bare = Engine.of(parse_config({"cameras": {"front": {"url": "rtsp://front.lan/1", "model": "face"}}}, env={},
+                                  base="."), say=lambda msg: None)
+    assert bare.publisher is None and bare.announce(None) is None
+    bare.stop(timeout=1.0)
