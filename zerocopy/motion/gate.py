@@ -99,7 +99,7 @@ class MotionGate:
         self.every_frame = spec.boxes  # boxes are drawn on every frame: measured on every frame
         self.due = due  # `paths.rate.DetectRate` with --detect-fps: which frames may be inferred at all
         self.rate = rate if rate and rate > 0 else GUESSED_RATE
-        self._every = MEASURE_EVERY_S - 0.5 / self.rate  # half a frame's slack: 6 frames at 30 fps are 0.2 s
+        self._every = MEASURE_EVERY_S - HALF_FRAME / self.rate  # half a frame's slack: 6 frames at 30 fps are 0.2 s
         self.keepalive = spec.keepalive
         self.busy = spec.busy or never
         self._seen = False  # motion since the last inferred frame

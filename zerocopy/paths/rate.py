@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from zerocopy.decode.base import GUESSED_RATE
-from zerocopy.track.times import frame_time
+from zerocopy.track.times import HALF_FRAME, frame_time
 
 
 class DetectRate:
@@ -18,7 +18,7 @@ class DetectRate:
 
     def __init__(self, fps: float, rate: float):
         self.period = 1.0 / fps
-        self.slack = 0.5 / rate if rate and rate > 0 else 0.0
+        self.slack = HALF_FRAME / rate if rate and rate > 0 else 0.0
         self.rate = rate if rate and rate > 0 else GUESSED_RATE
         self._due: float | None = None
 

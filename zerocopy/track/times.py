@@ -14,7 +14,7 @@ import time
 
 from zerocopy.frames import PreparedFrame
 
-HALF_FRAME = 0.5  # of a frame's period: a timestamp less than this before the previous one is rounding, not a restart
+HALF_FRAME = 0.5  # of a frame's period: timestamps are rounded, so this much off is slack (less back: no restart)
 
 
 def frame_time(index: int, pts: float | None, rate: float) -> float:
