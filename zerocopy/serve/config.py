@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zerocopy.analytics.objects import check_labels
-from zerocopy.analytics.specs import lines_of, zones_of
+from zerocopy.analytics.specs import LINE_OPTIONS, ZONE_OPTIONS, lines_of, zones_of
 from zerocopy.catalog import CATALOG, DEFAULT_MODEL
 from zerocopy.config import RunConfig, default_node
 from zerocopy.errors import ConfigError, ZeroCopyError
@@ -28,7 +28,7 @@ from zerocopy.postprocess import label_indices
 from zerocopy.publish.homeassistant import HomeAssistantConfig
 from zerocopy.publish.target import MqttTarget, ca_problem
 from zerocopy.redaction import redact
-from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
+from zerocopy.serve.checks import FRIGATE_TABLES, Problems, bool_value, shape_keys, table_of, unknown_keys
 from zerocopy.serve.homeassistant_config import check_homeassistant
 from zerocopy.serve.http_config import HttpConfig, check_http
 from zerocopy.serve.record_config import RECORD_KEYS, RecordConfig, check_record
@@ -39,10 +39,15 @@ from zerocopy.sources import NETWORK_SCHEMES, schemeless_url, source_kind, url_s
 # what serve sets for every camera (cameras drop and come back, and are watched for events): not in a config
 SERVICE_SETTINGS: dict[str, Any] = {"reconnect": True, "retry_open": True, "reconnect_timeout": 365 * 86400.0,
                                     "track": True}
+# what a camera runs with where neither it nor [defaults] says (a camera user's expectations, Frigate's): general
+# objects, 5 inferences a second, only where something moves (`motion = false` infers at detect_fps)
+CAMERA_DEFAULTS: dict[str, Any] = {"model": "objects", "detect_fps": 5.0, "motion": True}
+EVERY_FRAME = ("detect_fps", "motion")  # what `anonymise` refuses (the frames between would show what it hides)
 # a camera's own keys, besides the run settings
 CAMERA_KEYS = ("url", "detect_url", "enabled", "publish", "loop", *RECORD_KEYS)
 TOP_KEYS = ("node", "publish", "http", "homeassistant", "storage", "defaults", "cameras")
 PUBLISH_KEYS = ("url", "ca", "detections")
+SHAPE_OPTIONS = {"zones": ZONE_OPTIONS, "lines": LINE_OPTIONS}
 
 
 class ServeConfigError(ZeroCopyError):
@@ -111,18 +116,24 @@ def _check_settings(given: dict[str, Any], where: str, problem: Callable[[str, s
         if key == "node":
             problem(where, "node is the box's name: a top-level key, not a camera's")
             continue
-        if key == "snapshots":
-            problem(where, "snapshots are kept in the [storage] folder: set its path there")
+        if key in FRIGATE_TABLES and (key == "snapshots" or isinstance(value, dict)):
+            problem(where, FRIGATE_TABLES[key])  # Frigate's `[cameras.X.snapshots]`, `.motion`
             continue
         if key not in RUN_SETTINGS:
             unknown_keys(where, [key], list(CAMERA_KEYS + CAMERA_SETTINGS), problem,
-                     "a camera takes url, enabled, publish and the settings of `zerocopy detect` (docs/serve.md)")
+                         "a camera takes url, enabled, publish and the settings of `zerocopy detect` (docs/serve.md)",
+                         frigate="camera")
             continue
-        # zones and lines one by one ([cameras.X.zones.NAME] tables): every bad one is said
+        # zones and lines one by one ([cameras.X.zones.NAME] tables): every bad one is said, each unknown key
         items = [{n: v} for n, v in value.items()] if key in ("zones", "lines") and isinstance(value, dict) \
             else [value]
         bad = False
         for item in items:
+            if key in SHAPE_OPTIONS and isinstance(value, dict):
+                name, given = next(iter(item.items()))
+                if not shape_keys(f"{where}.{key}.{name}", given, SHAPE_OPTIONS[key], key[:-1], problem):
+                    bad = True
+                    continue
             try:
                 RunConfig.make({key: item})
             except ConfigError as e:
@@ -221,7 +232,7 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
     given_http = raw.get("http") if isinstance(raw.get("http"), dict) else {}
     raw = fill.table(raw)
     unknown_keys("", sorted(set(raw) - set(TOP_KEYS)), list(TOP_KEYS), problem,
-                 f"the top-level keys are {', '.join(TOP_KEYS)}")
+                 f"the top-level keys are {', '.join(TOP_KEYS)}", frigate="top")
     node = _check_node(raw.get("node"), problem)
     publish = _check_publish(table_of(raw, "publish", problem), fill, problem)
     http = check_http(table_of(raw, "http", problem), given_http, problem)
@@ -252,7 +263,7 @@ def _check_publish(table: dict | None, fill: Filler, problem: Callable[[str, str
     if table is None:
         return None
     unknown_keys("publish", sorted(set(table) - set(PUBLISH_KEYS)), list(PUBLISH_KEYS), problem,
-                 f"[publish] takes {', '.join(PUBLISH_KEYS)}")
+                 f"[publish] takes {', '.join(PUBLISH_KEYS)}", frigate="publish")
     url, ca = table.get("url"), table.get("ca")
     if ca is not None and (not isinstance(ca, str) or not ca):
         problem("publish", "ca must be the path of a CA certificate file")
@@ -313,8 +324,9 @@ def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: boo
     own = _check_settings({k: v for k, v in cam.items() if k not in CAMERA_KEYS}, where, problem, fill.mask,
                           fill.base)
     settings = {**defaults, **own, **({"realtime": True} if loop else {})}  # a looped file is paced as live
-    if "motion" not in settings and not settings.get("anonymise"):
-        settings["motion"] = True  # serve infers where something moves (`motion = false` infers every frame)
+    for key, value in CAMERA_DEFAULTS.items():  # anonymise needs every frame inferred: no motion, no detect_fps
+        if key not in settings and not (key in EVERY_FRAME and settings.get("anonymise")):
+            settings[key] = value
     try:
         RunConfig.make(settings)  # the settings together (each was checked alone above)
     except ConfigError as e:

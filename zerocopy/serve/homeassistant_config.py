@@ -19,7 +19,7 @@ def check_homeassistant(table: dict | None, broker: bool, problem: Callable[[str
         return None
     where = "homeassistant"
     unknown_keys(where, sorted(set(table) - set(HA_KEYS)), list(HA_KEYS), problem,
-                 f"[homeassistant] takes {', '.join(HA_KEYS)}")
+                 f"[homeassistant] takes {', '.join(HA_KEYS)}", frigate="homeassistant")
     enabled = bool_value(table, "enabled", where, True, problem)
     prefix = table.get("prefix", DEFAULT_PREFIX)
     if not isinstance(prefix, str):

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from zerocopy.serve.checks import bool_value, unknown_keys
 
-DEFAULT_LISTEN = "127.0.0.1:8971"
+DEFAULT_LISTEN = "127.0.0.1:8737"
 HTTP_KEYS = ("listen", "snapshots", "hosts", "token", "allow_anonymous", "health_requires_broker")
 MIN_TOKEN = 16  # characters of an HTTP token (`openssl rand -hex 16` gives 32)
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?")
@@ -80,7 +80,7 @@ def check_http(table: dict | None, given: dict, problem: Callable[[str, str], No
     if table is None:
         return HttpConfig()
     unknown_keys("http", sorted(set(table) - set(HTTP_KEYS)), list(HTTP_KEYS), problem,
-             f"[http] takes {', '.join(HTTP_KEYS)}")
+                 f"[http] takes {', '.join(HTTP_KEYS)} (listen = \"HOST:PORT\")")
     ok = True
     listen = table.get("listen", DEFAULT_LISTEN)
     if not isinstance(listen, str):

@@ -56,7 +56,7 @@ def check_storage(table: dict | None, env: dict[str, str], base: Path,
     """`[storage]` checked (absent: every default); `path` relative to the config's folder (`base`)."""
     table = table or {}
     unknown_keys("storage", sorted(set(table) - set(STORAGE_KEYS)), list(STORAGE_KEYS), problem,
-                 f"[storage] takes {', '.join(STORAGE_KEYS)}")
+                 f"[storage] takes {', '.join(STORAGE_KEYS)}", frigate="storage")
     path = table.get("path")
     if path is not None and (not isinstance(path, str) or not path.strip()):
         problem("storage", "path must be a folder's path (e.g. path = \"/var/lib/zerocopy\")")

@@ -54,7 +54,7 @@ def test_the_package_ships_the_page():
 
 def scope(path: str, auth: bytes | None = None, host: bytes = b"localhost") -> dict:
     headers = [(b"host", host)] + ([(b"authorization", auth)] if auth is not None else [])
-    return {"headers": headers, "server": ("127.0.0.1", 8971), "path": path}
+    return {"headers": headers, "server": ("127.0.0.1", 8737), "path": path}
 
 
 def test_the_gate_serves_the_page_without_the_token_and_nothing_else():

@@ -18,7 +18,7 @@ node = "box-1"
 url = "mqtt://127.0.0.1:1883/zerocopy"
 detections = true
 [http]
-listen = "127.0.0.1:8971"
+listen = "127.0.0.1:8737"
 [defaults]
 model = "face"
 threshold = 0.6
@@ -52,7 +52,7 @@ def problems(tmp_path: Path, text: str, env: dict | None = None) -> list[str]:
 
 def test_a_good_config_gives_every_camera_with_its_settings_and_its_secret_filled_in(tmp_path):
     config = load_config(write(tmp_path, GOOD), env={"FRONT_PASSWORD": "s3cr3t-pw"})
-    assert config.node == "box-1" and config.http.listen == "127.0.0.1:8971"
+    assert config.node == "box-1" and config.http.listen == "127.0.0.1:8737"
     assert config.publish is not None and config.publish.url == "mqtt://127.0.0.1:1883/zerocopy"
     assert config.publish.detections is True and config.publish.ca is None
     front, back, garage = config.cameras
@@ -70,9 +70,24 @@ def test_a_good_config_gives_every_camera_with_its_settings_and_its_secret_fille
 
 def test_defaults_without_http_node_or_publish(tmp_path):
     config = load_config(write(tmp_path, '[cameras.one]\nurl = "rtsp://cam.lan/1"\n'), env={})
-    assert config.http.listen == DEFAULT_LISTEN == "127.0.0.1:8971"
+    assert config.http.listen == DEFAULT_LISTEN == "127.0.0.1:8737"
     assert config.node == default_node() and config.publish is None
-    assert config.cameras[0].settings == {"motion": True} and config.cameras[0].publish is False
+    # issue 37: what a camera user expects: general objects (not faces), Frigate's 5 inferences a second, motion
+    assert config.cameras[0].settings == {"model": "objects", "detect_fps": 5.0, "motion": True}
+    assert config.cameras[0].publish is False
+
+
+def test_a_camera_that_anonymises_gets_no_default_that_anonymise_refuses(tmp_path):
+    """`anonymise` needs every frame inferred: neither detect_fps = 5 nor motion is added to such a camera (issue 37),
+    whose config is then valid as written; a camera's own detect_fps or model stays as it says."""
+    config = load_config(write(tmp_path, '[cameras.door]\nurl = "rtsp://cam.lan/1"\nmodel = "face"\n'
+                               'anonymise = "face"\n[cameras.yard]\nurl = "rtsp://cam.lan/2"\ndetect_fps = 2\n'
+                               'model = "person"\n'), env={})
+    door, yard = config.cameras
+    assert door.settings == {"model": "face", "anonymise": "face"}
+    assert yard.settings == {"model": "person", "detect_fps": 2, "motion": True}
+    for camera in config.cameras:
+        RunConfig.make({**camera.settings, **SERVICE_SETTINGS})
 
 
 def test_every_problem_is_listed_on_a_line_naming_its_table_and_key(tmp_path):
@@ -200,7 +215,7 @@ threshold = "${PW}"
 
 
 def test_listen_addresses():
-    assert parse_listen("127.0.0.1:8971") == ("127.0.0.1", 8971)
+    assert parse_listen("127.0.0.1:8737") == ("127.0.0.1", 8737)
     assert parse_listen("0.0.0.0:80") == ("0.0.0.0", 80)  # allowed when asked for (docs/serve.md says so)
     assert parse_listen("[::1]:0") == ("::1", 0)
     assert parse_listen(":9000") == ("127.0.0.1", 9000)  # no host given: the loopback, never every address
@@ -305,12 +320,11 @@ def test_snapshots_is_a_switch_of_http(tmp_path):
 
 
 def test_the_docs_config_is_valid_and_runs_the_default_model(tmp_path):
-    """docs/serve.md's example config passes the check (its secrets given) and its cameras run the default model
-    unless they name another (`face` found 1 face in 60 frames of a 1080p camera where `face-wide` found 60); its
-    recipes pull the models it uses."""
+    """docs/serve.md's example config passes the check (its secrets given) and its cameras run serve's default model
+    (`objects`, issue 37) unless they name another; its recipes pull the models it uses."""
     import re
 
-    from zerocopy.catalog import DEFAULT_MODEL
+    from zerocopy.serve.config import CAMERA_DEFAULTS
 
     doc = (Path(__file__).resolve().parents[3] / "docs" / "serve.md").read_text()
     text = next(b for b in re.findall(r"```toml\n(.*?)```", doc, flags=re.S) if "[publish]" in b)  # the full one
@@ -318,8 +332,8 @@ def test_the_docs_config_is_valid_and_runs_the_default_model(tmp_path):
     text = text.replace("/run/secrets/garage", str(tmp_path / "garage"))
     (tmp_path / "serve.toml").write_text(text)
     config = load_config(tmp_path / "serve.toml", env={"FRONT_PASSWORD": "pw"})
-    models = {c.name: c.settings.get("model", DEFAULT_MODEL) for c in config.cameras}
-    assert models == {"front": "objects", "garage": DEFAULT_MODEL}
+    models = {c.name: c.settings["model"] for c in config.cameras}
+    assert models == {"front": "objects", "garage": CAMERA_DEFAULTS["model"] == "objects" and "objects"}
     for pull in re.findall(r"zerocopy models pull ([^`\n]+)", doc):
         assert set(models.values()) <= set(pull.split()), pull
 

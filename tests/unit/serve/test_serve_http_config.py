@@ -35,21 +35,21 @@ def problems(tmp_path: Path, http: str, env: dict | None = None) -> list[str]:
 
 
 def test_the_new_keys_with_a_token_from_the_environment_or_a_file(tmp_path):
-    text = ('listen = "0.0.0.0:8971"\ntoken = "${HTTP_TOKEN}"\nhosts = ["Box1.LAN", "[fd00::7]", "10.0.0.7."]\n'
+    text = ('listen = "0.0.0.0:8737"\ntoken = "${HTTP_TOKEN}"\nhosts = ["Box1.LAN", "[fd00::7]", "10.0.0.7."]\n'
             'health_requires_broker = true')
     config = load_config(write(tmp_path, text), env={"HTTP_TOKEN": TOKEN})
     http = config.http
     assert (http.listen, http.token, http.allow_anonymous, http.health_requires_broker) == \
-        ("0.0.0.0:8971", TOKEN, False, True)
+        ("0.0.0.0:8737", TOKEN, False, True)
     assert http.hosts == ("box1.lan", "fd00::7", "10.0.0.7")
     assert TOKEN not in repr(config)
     (tmp_path / "token").write_text(TOKEN + "\n")
     assert load_config(write(tmp_path, 'token = "${file:token}"'), env={}).http.token == TOKEN
-    assert load_config(tmp_path / "serve.toml", env={}).http.listen == "127.0.0.1:8971"
+    assert load_config(tmp_path / "serve.toml", env={}).http.listen == "127.0.0.1:8737"
     assert load_config(write(tmp_path, ""), env={}).http == HttpConfig()
 
 
-@pytest.mark.parametrize("listen", ["0.0.0.0:8971", "[::]:8971", "192.168.1.5:8971", "box1.lan:8971"])
+@pytest.mark.parametrize("listen", ["0.0.0.0:8737", "[::]:8737", "192.168.1.5:8737", "box1.lan:8737"])
 def test_listening_beyond_the_loopback_needs_a_token_or_allow_anonymous(tmp_path, listen):
     found = problems(tmp_path, f'listen = "{listen}"')
     assert found == [f"[http] listen: {listen} reaches beyond the loopback: set token (a bearer token or basic-auth "
@@ -58,7 +58,7 @@ def test_listening_beyond_the_loopback_needs_a_token_or_allow_anonymous(tmp_path
     assert load_config(write(tmp_path, f'listen = "{listen}"\ntoken = "{TOKEN}"'), env={}).http.token == TOKEN
 
 
-@pytest.mark.parametrize("listen", ["127.0.0.1:8971", "127.0.0.2:0", "localhost:8971", "[::1]:8971", ":8971"])
+@pytest.mark.parametrize("listen", ["127.0.0.1:8737", "127.0.0.2:0", "localhost:8737", "[::1]:8737", ":8737"])
 def test_a_loopback_listen_needs_no_token(tmp_path, listen):
     assert load_config(write(tmp_path, f'listen = "{listen}"'), env={}).http.token is None
 
@@ -84,15 +84,15 @@ def test_bad_http_keys_are_one_line_each_and_never_show_the_token(tmp_path):
 
 def test_a_token_that_cannot_be_filled_in_is_said_once(tmp_path):
     """The missing variable is the problem; the listen beyond the loopback is not said to lack a token too."""
-    assert problems(tmp_path, 'listen = "0.0.0.0:8971"\ntoken = "${NOT_SET}"') == [
+    assert problems(tmp_path, 'listen = "0.0.0.0:8737"\ntoken = "${NOT_SET}"') == [
         "[http] token: the environment variable NOT_SET is not set"]
 
 
 def test_check_refuses_an_open_listen_without_token(tmp_path, capsys):
-    path = write(tmp_path, 'listen = "0.0.0.0:8971"')
+    path = write(tmp_path, 'listen = "0.0.0.0:8737"')
     assert main(["serve", str(path), "--check"]) == 2
     assert capsys.readouterr().err.splitlines() == [
-        f"zerocopy: {path}: [http] listen: 0.0.0.0:8971 reaches beyond the loopback: set token (a bearer token or "
+        f"zerocopy: {path}: [http] listen: 0.0.0.0:8737 reaches beyond the loopback: set token (a bearer token or "
         "basic-auth password, e.g. token = \"${file:/run/secrets/zerocopy-http}\") or allow_anonymous = true"]
 
 
@@ -122,24 +122,24 @@ def test_the_server_refuses_to_start_beyond_the_loopback_without_a_token_or_allo
 
 
 def test_the_host_names_served():
-    server = StatusServer("192.168.1.5:8971", Source(), HttpConfig(hosts=("box1.lan",), token=TOKEN))
+    server = StatusServer("192.168.1.5:8737", Source(), HttpConfig(hosts=("box1.lan",), token=TOKEN))
     assert server.hosts() == {"localhost", "127.0.0.1", "::1", "192.168.1.5", "box1.lan"}
-    assert StatusServer("0.0.0.0:8971", Source(), HttpConfig(allow_anonymous=True)).hosts() == \
+    assert StatusServer("0.0.0.0:8737", Source(), HttpConfig(allow_anonymous=True)).hosts() == \
         {"localhost", "127.0.0.1", "::1"}  # every address: the one a request came in on is allowed as it comes
 
 
 def scope(host: bytes | None, auth: bytes | None = None, server: str = "127.0.0.1") -> dict:
     headers = [(b"host", host)] if host is not None else []
     headers += [(b"authorization", auth)] if auth is not None else []
-    return {"headers": headers, "server": (server, 8971)}
+    return {"headers": headers, "server": (server, 8737)}
 
 
 def test_the_gate_reads_the_host_header_and_the_token():
     gate = Gate({"localhost", "127.0.0.1", "::1", "box1.lan"}, None)
-    for host in (b"localhost", b"LOCALHOST:8971", b"127.0.0.1:1", b"[::1]:8971", b"[::1]", b"box1.lan.",
-                 b"192.168.1.5:8971"):  # the last: the address the request came in on
+    for host in (b"localhost", b"LOCALHOST:8737", b"127.0.0.1:1", b"[::1]:8737", b"[::1]", b"box1.lan.",
+                 b"192.168.1.5:8737"):  # the last: the address the request came in on
         assert gate.refuse(scope(host, server="192.168.1.5")) is None, host
-    assert gate.refuse(scope(b"192.168.1.5:8971", server="::ffff:192.168.1.5")) is None  # IPv4 on a [::] listen
+    assert gate.refuse(scope(b"192.168.1.5:8737", server="::ffff:192.168.1.5")) is None  # IPv4 on a [::] listen
     for host, status in ((b"evil.example", 421), (b"box1.lan.evil.example:80", 421), (b"", 400), (None, 400),
                          (b"localhost:http", 400), (b"[::1", 400), (b"[::1]x", 400), (b"a b", 400)):
         refused = gate.refuse(scope(host))
