@@ -244,6 +244,7 @@ LAZY_PACKAGES = {  # "extra": may be imported inside any function; "heavy": only
     "prometheus_client": "extra",  # serve: /metrics
     "uvicorn": "extra",  # serve: its HTTP server
     "h11": "extra",  # serve: uvicorn's HTTP protocol
+    "yaml": "extra",  # serve (pyyaml): a Frigate config (serve/frigate.py)
     "skimage": "extra",  # test (scikit-image): the sample photos
     "openvino_telemetry": "extra",  # OpenVINO's, not declared by zerocopy: probed in a try (infer/telemetry.py)
     # heavy: the median cost on top of `import zerocopy` (2 cores); numpy is not one, `import zerocopy` loads it

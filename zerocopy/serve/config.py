@@ -29,6 +29,7 @@ from zerocopy.publish.homeassistant import HomeAssistantConfig
 from zerocopy.publish.target import MqttTarget, ca_problem
 from zerocopy.redaction import redact
 from zerocopy.serve.checks import FRIGATE_TABLES, Problems, bool_value, shape_keys, table_of, unknown_keys
+from zerocopy.serve.frigate import FRIGATE_SUFFIXES, load_frigate
 from zerocopy.serve.homeassistant_config import check_homeassistant
 from zerocopy.serve.http_config import HttpConfig, check_http
 from zerocopy.serve.record_config import RECORD_KEYS, RecordConfig, check_record
@@ -210,7 +211,9 @@ def _check_url(url: str, where: str, problem: Callable[[str, str], None], loop: 
 def load_config(path: str | Path, env: dict[str, str] | None = None) -> ServeConfig:
     """The config at `path`, checked whole; `ServeConfigError` with every problem, one line each.
     `env`: where `${NAME}` is looked up (default: the process's environment)."""
-    path = Path(path)
+    path, env = Path(path), os.environ.copy() if env is None else env
+    if path.suffix.lower() in FRIGATE_SUFFIXES:  # a Frigate config, mapped to this file's table (serve/frigate.py)
+        return load_frigate(path, env, CAMERA_DEFAULTS["model"], parse_config, ServeConfigError)
     try:
         raw = tomllib.loads(path.read_text())
     except OSError as e:
@@ -219,8 +222,7 @@ def load_config(path: str | Path, env: dict[str, str] | None = None) -> ServeCon
         raise ServeConfigError(["not a text file (TOML is UTF-8)"]) from None
     except tomllib.TOMLDecodeError as e:
         raise ServeConfigError([f"not valid TOML: {e}"]) from None
-    return parse_config(raw, env=os.environ.copy() if env is None else env, base=path.resolve().parent,
-                        name=str(path))
+    return parse_config(raw, env=env, base=path.resolve().parent, name=str(path))
 
 
 def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str = "") -> ServeConfig:

@@ -1,0 +1,267 @@
+"""zerocopy.serve.frigate: a Frigate config (YAML) mapped into serve's own config table, key by key; coordinates in
+detect pixels made relative; `{FRIGATE_*}` secrets from the environment and a secrets folder; what does not map said
+once (a note), what would change what is detected refused (a problem); `zerocopy serve config.yml --check`."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from zerocopy.cli import main
+from zerocopy.publish.target import MqttTarget
+from zerocopy.serve.config import ServeConfigError, load_config
+from zerocopy.serve.frigate import frigate_table
+
+CAMERA = {"ffmpeg": {"inputs": [{"path": "rtsp://cam.lan/sub", "roles": ["detect"]}]}}
+
+
+def mapped(raw: dict, env: dict | None = None, model: str = "objects", secrets_dir: Path | None = None):
+    return frigate_table(raw, env or {}, model, str(secrets_dir) if secrets_dir else "/nonexistent")
+
+
+def camera(raw_camera: dict, model: str = "objects", **top) -> tuple[dict, list[str], list[str]]:
+    """The mapped table of one camera `front` (over Frigate's global sections `top`), its notes and problems."""
+    frigate = mapped({"cameras": {"front": raw_camera}, **top}, model=model)
+    return frigate.table["cameras"]["front"], frigate.notes, frigate.problems
+
+
+def with_input(**sections) -> dict:
+    return {**CAMERA, **sections}
+
+
+def write(tmp_path: Path, raw: dict, name: str = "config.yml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def env_for(tmp_path: Path, **more) -> dict:
+    return {"XDG_DATA_HOME": str(tmp_path / "data"), "HOME": str(tmp_path), **more}
+
+
+def test_mqtt_becomes_the_publish_url():
+    frigate = mapped({"mqtt": {"host": "broker.lan", "port": 1884, "user": "bob", "password": "p@ss/w:$",
+                               "topic_prefix": "home/frigate", "client_id": "frigate"}})
+    target = MqttTarget.parse(frigate.table["publish"]["url"].replace("$$", "$"))
+    assert (target.scheme, target.host, target.port, target.prefix) == ("mqtt", "broker.lan", 1884, "home/frigate")
+    assert (target.user, target.password) == ("bob", "p@ss/w:$")
+    assert frigate.notes == ["mqtt.client_id: not mapped (zerocopy makes its own client id per connection)"]
+
+
+def test_mqtt_defaults_tls_and_disabled():
+    plain = mapped({"mqtt": {"host": "broker.lan"}}).table["publish"]
+    assert plain == {"url": "mqtt://broker.lan:1883/frigate"}
+    tls = mapped({"mqtt": {"host": "broker.lan", "port": 8883, "tls_ca_certs": "/etc/ca.pem"}}).table["publish"]
+    assert tls == {"url": "mqtts://broker.lan:8883/frigate", "ca": "/etc/ca.pem"}
+    assert "publish" not in mapped({"mqtt": {"enabled": False, "host": "broker.lan"}}).table
+    assert mapped({"mqtt": {"port": 1883}}).problems == ["[mqtt] host is missing (the broker's name or address)"]
+
+
+def test_inputs_by_role():
+    table, _, problems = camera({"ffmpeg": {"inputs": [
+        {"path": "rtsp://cam.lan/sub", "roles": ["detect"], "input_args": "preset-rtsp-restream"},
+        {"path": "rtsp://cam.lan/main", "roles": ["record", "audio"]}]}})
+    assert (table["url"], table["record_url"], problems) == ("rtsp://cam.lan/sub", "rtsp://cam.lan/main", [])
+    both, _, _ = camera({"ffmpeg": {"inputs": [{"path": "rtsp://cam.lan/main", "roles": ["detect", "record"]}]}})
+    assert both["url"] == "rtsp://cam.lan/main" and "record_url" not in both
+    _, _, none = camera({"ffmpeg": {"inputs": [{"path": "rtsp://cam.lan/main", "roles": ["record"]}]}})
+    assert none == ["[cameras.front.ffmpeg.inputs] exactly one input has the detect role (the stream zerocopy "
+                    "decodes), not 0"]
+
+
+def test_a_go2rtc_restream_is_read_at_its_source():
+    table, notes, _ = camera({"ffmpeg": {"inputs": [{"path": "rtsp://127.0.0.1:8554/front", "roles": ["detect"]}]}},
+                             go2rtc={"streams": {"front": ["rtsp://user:{FRIGATE_PW}@cam.lan/live",
+                                                           "ffmpeg:front#audio=opus"]}})
+    assert table["url"] == "rtsp://user:${FRIGATE_PW}@cam.lan/live"
+    assert any("go2rtc's restream of front: read at its source" in n for n in notes)
+
+
+def test_detect_settings():
+    table, _, _ = camera(with_input(detect={"fps": 10, "min_initialized": 4, "max_disappeared": 25}))
+    assert (table["detect_fps"], table["min_hits"], table["max_lost"]) == (10, 4, 2.5)
+    assert camera(with_input())[0]["detect_fps"] == 5  # Frigate's default
+    off, notes, _ = camera(with_input(detect={"enabled": False}))
+    assert off["enabled"] is False and any("detect.enabled: false" in n for n in notes)
+
+
+def test_coordinates_in_detect_pixels_become_relative():
+    table, _, _ = camera(with_input(
+        detect={"width": 640, "height": 360},
+        motion={"mask": ["0,0,320,0,320,36,0,36", "0.5,0.5,1,0.5,1,1"]},
+        zones={"steps": {"coordinates": ["0,180", "640,180", "640,360", "0,360"]},
+               "lawn": {"coordinates": "0.1,0.2,0.3,0.2,0.3,0.4"}}))
+    assert table["zones"]["steps"]["points"] == "0,0.5,1,0.5,1,1,0,1"
+    assert table["zones"]["lawn"]["points"] == "0.1,0.2,0.3,0.2,0.3,0.4"  # relative already: kept
+    assert table["motion_mask"] == ["0,0,0.5,0,0.5,0.1,0,0.1", "0.5,0.5,1,0.5,1,1"]
+    unsized, _, _ = camera(with_input(zones={"steps": {"coordinates": "0,180,640,180,640,360"}}))
+    assert unsized["zones"]["steps"]["points"] == "0,180,640,180,640,360"  # the stream's own pixels
+
+
+def test_track_maps_to_the_models_labels_and_a_missing_one_is_said_once():
+    frigate = mapped({"objects": {"track": ["PERSON", "car", "unicorn"]},
+                      "cameras": {"front": CAMERA, "back": CAMERA}})
+    assert frigate.table["cameras"]["front"]["classes"] == ["person", "car"]
+    assert frigate.table["cameras"]["back"]["classes"] == ["person", "car"]
+    assert [n for n in frigate.notes if "unicorn" in n] == [
+        "objects.track: 'unicorn' is not a label of the model objects: not detected (fewer objects than Frigate's "
+        "model would find)"]
+    assert frigate.problems == []
+    assert camera(with_input())[0]["classes"] == ["person"]  # Frigate's default
+
+
+def test_track_with_no_label_of_the_model_is_a_problem():
+    _, _, problems = camera(with_input(objects={"track": ["car"]}), model="face")
+    assert problems == ["[cameras.front.objects] track: the model face has none of these labels (its labels: face): "
+                        "nothing would be detected; name a model that has them (zerocopy: {defaults: {model: "
+                        "objects}})"]
+
+
+def test_one_threshold_for_every_tracked_label():
+    table, notes, problems = camera(with_input(objects={"track": ["person", "car"], "filters": {
+        "person": {"threshold": 0.6, "min_score": 0.4}, "car": {"threshold": 0.6, "min_area": 0},
+        "dog": {"min_area": 9}}}))
+    assert (table["threshold"], problems) == (0.6, [])
+    assert any("filters.person.min_score: not mapped" in n for n in notes)
+    _, _, differ = camera(with_input(objects={"track": ["person", "car"], "filters": {"person": {"threshold": 0.8}}}))
+    assert differ == ["[cameras.front.objects.filters] threshold differs between the tracked labels: zerocopy has one "
+                      "threshold per camera"]
+    assert "threshold" not in camera(with_input())[0]  # none given: the model's own
+
+
+def test_filters_zerocopy_lacks_are_problems():
+    _, _, problems = camera(with_input(objects={"mask": "0,0,10,0,10,10", "filters": {
+        "person": {"min_area": 5000, "max_ratio": 2, "mask": ["0,0,1,0,1,1"]}}}))
+    assert problems == [
+        "[cameras.front.objects] mask: zerocopy has no object masks (only motion masks): objects there would be "
+        "detected",
+        "[cameras.front.objects.filters.person] min_area: zerocopy has no such filter: objects it would drop would be "
+        "detected",
+        "[cameras.front.objects.filters.person] max_ratio: zerocopy has no such filter: objects it would drop would "
+        "be detected",
+        "[cameras.front.objects.filters.person] mask: zerocopy has no object masks"]
+
+
+def test_zones():
+    table, notes, problems = camera(with_input(objects={"track": ["person", "car"]}, zones={
+        "door": {"coordinates": "0,0,0.5,0,0.5,0.5", "objects": ["person", "unicorn"], "inertia": 5,
+                 "loitering_time": 4},
+        "yard": {"coordinates": "0,0,1,0,1,1", "loitering_time": 0, "friendly_name": "Yard"},
+        "pond": {"coordinates": "0,0,1,0,1,1", "objects": "unicorn"}}))
+    assert table["zones"] == {"door": {"points": "0,0,0.5,0,0.5,0.5", "labels": ["person"], "min_frames": 5,
+                                       "loiter_s": 4},
+                              "yard": {"points": "0,0,1,0,1,1"}}
+    assert "cameras.front.zones.yard.friendly_name: not mapped" in notes
+    assert any("zones.pond: none of its objects" in n for n in notes) and problems == []
+    _, _, refused = camera(with_input(zones={"door": {"coordinates": "0,0,1,0,1,1", "speed_threshold": 5}}))
+    assert refused == ["[cameras.front.zones.door] speed_threshold: not mapped: objects it would leave out would count "
+                       "in the zone"]
+
+
+def test_motion():
+    table, notes, _ = camera(with_input(motion={"enabled": True, "threshold": 40, "contour_area": 10,
+                                                "improve_contrast": True}))
+    assert (table["motion"], table["motion_threshold"]) == (True, 40)
+    assert "cameras.front.motion.contour_area: not mapped (zerocopy's motion gate counts changed pixels, not " \
+        "contours)" in notes
+    assert "cameras.front.motion.improve_contrast: not mapped" in notes
+
+
+def test_record_and_retention():
+    frigate = mapped({"record": {"enabled": True, "retain": {"days": 3},
+                                 "alerts": {"pre_capture": 2, "post_capture": 8, "retain": {"days": 30}},
+                                 "detections": {"pre_capture": 6, "post_capture": 1}},
+                      "snapshots": {"enabled": True, "retain": {"default": 10}},
+                      "cameras": {"front": CAMERA, "back": with_input(record={"enabled": False})}})
+    front, back = frigate.table["cameras"]["front"], frigate.table["cameras"]["back"]
+    assert (front["record"], front["pre_capture"], front["post_capture"]) == (True, 6, 8)
+    assert back["record"] is False
+    assert frigate.table["storage"] == {"max_days": 30}
+    old = camera(with_input(record={"enabled": True, "events": {"pre_capture": 4, "post_capture": 7,
+                                                                "retain": {"default": 5}}}))[0]
+    assert (old["pre_capture"], old["post_capture"]) == (4, 7)
+    assert camera(with_input())[0]["record"] is False  # Frigate's default
+
+
+def test_unmapped_keys_are_said_once_each_and_are_no_problem():
+    frigate = mapped({"detectors": {"ov": {"type": "openvino"}}, "birdseye": {"enabled": True}, "ui": {},
+                      "telemetry": {}, "audio": {"enabled": True}, "review": {},
+                      "ffmpeg": {"hwaccel_args": "preset-vaapi"},
+                      "cameras": {"front": with_input(ui={"order": 1}, onvif={"host": "x"}), "back": CAMERA}})
+    assert frigate.problems == []
+    for key in ("detectors", "birdseye", "ui", "telemetry", "audio", "review", "ffmpeg.hwaccel_args",
+                "cameras.front.ui", "cameras.front.onvif"):
+        assert sum(n.startswith(f"{key}: not mapped") for n in frigate.notes) == 1, key
+
+
+def test_secrets_from_the_environment_and_the_secrets_folder(tmp_path: Path):
+    folder = tmp_path / "secrets"
+    folder.mkdir()
+    (folder / "FRIGATE_BACK_PW").write_text("from-a-file\n")
+    raw = {"mqtt": {"host": "127.0.0.1", "user": "{FRIGATE_MQTT_USER}", "password": "{FRIGATE_BACK_PW}"},
+           "cameras": {"front": {"ffmpeg": {"inputs": [{"path": "rtsp://u:{FRIGATE_FRONT_PW}@cam.lan/s$1",
+                                                        "roles": ["detect"]}]}},
+                       "back": {"ffmpeg": {"inputs": [{"path": "rtsp://u:{FRIGATE_BACK_PW}@cam2.lan/s",
+                                                       "roles": ["detect"]}]}}},
+           "zerocopy": {"defaults": {"model": "objects"}, "storage": {"path": str(tmp_path / "store")}}}
+    path = write(tmp_path, raw)
+    env = env_for(tmp_path, FRIGATE_FRONT_PW="from-the-env", FRIGATE_MQTT_USER="frigate-user",
+                  CREDENTIALS_DIRECTORY=str(folder))
+    config = load_config(path, env=env)
+    urls = {c.name: c.url for c in config.cameras}
+    assert urls == {"front": "rtsp://u:from-the-env@cam.lan/s$1", "back": "rtsp://u:from-a-file@cam2.lan/s"}
+    assert MqttTarget.parse(config.publish.url).password == "from-a-file"
+    assert {"from-the-env", "from-a-file"} <= config.secrets
+    del env["FRIGATE_FRONT_PW"]
+    with pytest.raises(ServeConfigError) as e:
+        load_config(path, env=env)
+    assert e.value.problems == ["[cameras.front] url: the environment variable FRIGATE_FRONT_PW is not set"]
+    assert not any("from-a-file" in p for p in e.value.problems)
+
+
+def test_a_secret_file_wins_as_in_frigate(tmp_path: Path):
+    (tmp_path / "FRIGATE_PW").write_text("file")
+    frigate = mapped({"cameras": {"front": {"ffmpeg": {"inputs": [{"path": "rtsp://u:{FRIGATE_PW}@cam.lan/s",
+                                                                     "roles": ["detect"]}]}}}},
+                     env={"FRIGATE_PW": "env"}, secrets_dir=tmp_path)
+    assert frigate.table["cameras"]["front"]["url"] == f"rtsp://u:${{file:{tmp_path / 'FRIGATE_PW'}}}@cam.lan/s"
+
+
+def test_the_zerocopy_section_holds_serves_own_keys():
+    frigate = mapped({"cameras": {"front": with_input(zerocopy={"model": "face", "classes": ["face"]})},
+                      "zerocopy": {"node": "box-1", "http": {"listen": "127.0.0.1:0"}, "defaults": {"device": "CPU"}}},
+                     model="face")
+    assert frigate.table["node"] == "box-1" and frigate.table["defaults"] == {"device": "CPU"}
+    front = frigate.table["cameras"]["front"]
+    assert (front["model"], front["classes"]) == ("face", ["face"])
+    hidden, notes, _ = camera(with_input(zerocopy={"anonymise": ["person"]}))
+    assert "detect_fps" not in hidden and "cameras.front.detect.fps: not mapped: a camera with anonymise infers " \
+        "every frame" in notes
+
+
+def test_load_and_check_a_frigate_file(tmp_path: Path, capsys):
+    raw = {"mqtt": {"host": "127.0.0.1"}, "detectors": {"cpu": {"type": "cpu"}}, "objects": {"track": ["face"]},
+           "cameras": {"front": CAMERA}, "zerocopy": {"defaults": {"model": "face"},
+                                                      "storage": {"path": str(tmp_path / "store")}}}
+    path = write(tmp_path, raw, "frigate.yaml")
+    config = load_config(path, env=env_for(tmp_path))
+    assert config.cameras[0].settings["classes"] == ["face"]
+    assert config.publish.url == "mqtt://127.0.0.1:1883/frigate"
+    assert main(["serve", str(path), "--check"]) == 0
+    assert "detectors: not mapped" in capsys.readouterr().err
+    raw["objects"]["filters"] = {"face": {"min_area": 100}}
+    write(tmp_path, raw, "frigate.yaml")
+    assert main(["serve", str(path), "--check"]) == 2
+    assert "[cameras.front.objects.filters.face] min_area: zerocopy has no such filter" in capsys.readouterr().err
+
+
+def test_a_bad_yaml_file_is_one_problem(tmp_path: Path):
+    path = tmp_path / "config.yml"
+    path.write_text("cameras: [unclosed\n")
+    with pytest.raises(ServeConfigError) as e:
+        load_config(path, env=env_for(tmp_path))
+    assert len(e.value.problems) == 1 and e.value.problems[0].startswith("not valid YAML: ")
+    path.write_text("- a list\n")
+    with pytest.raises(ServeConfigError) as e:
+        load_config(path, env=env_for(tmp_path))
+    assert e.value.problems == ["a Frigate config is a mapping (mqtt:, cameras:, …)"]

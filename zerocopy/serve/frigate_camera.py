@@ -1,0 +1,291 @@
+"""One Frigate camera (its own sections over Frigate's global ones) mapped to a `[cameras.NAME]` table of serve's
+config: inputs by role, `detect`, `objects`, `zones`, `motion`, `record`. What does not map is a note (one line,
+said once); what would change what is detected and cannot map is a problem. docs/frigate.md is the reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from zerocopy.catalog import CATALOG
+from zerocopy.names import spelled
+
+FRIGATE_FPS = 5.0  # Frigate detects 5 frames a second unless told otherwise
+# Frigate's defaults for an object filter: a value other than these narrows what is detected
+FILTER_DEFAULTS = {"min_area": 0, "max_area": 24000000, "min_ratio": 0, "max_ratio": 24000000}
+FRIGATE_THRESHOLD = 0.7  # Frigate's `threshold` when a filter gives none
+CAMERA_SECTIONS = ("ffmpeg", "detect", "objects", "motion", "record", "snapshots")
+MAPPED = {
+    "detect": ("enabled", "width", "height", "fps", "min_initialized", "max_disappeared"),
+    "objects": ("track", "filters", "mask"),
+    "motion": ("enabled", "threshold", "mask"),
+    "record": ("enabled", "retain", "events", "alerts", "detections"),
+    "snapshots": ("enabled", "retain"),
+    "ffmpeg": ("inputs",),
+}
+WHY = {"contour_area": "zerocopy's motion gate counts changed pixels, not contours",
+       "hwaccel_args": "zerocopy picks its own decoding path, VA-API when it can",
+       "input_args": "zerocopy opens streams with its own options", "output_args": "zerocopy writes no FFmpeg output",
+       "stationary": "zerocopy's tracker keeps still objects as it keeps moving ones"}
+
+
+@dataclass
+class Report:
+    """What the mapping says: notes (not mapped, said once each) and problems (refused: they change detection)."""
+
+    notes: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def note(self, where: str, key: str, why: str = "") -> None:
+        line = f"{where}.{key}: not mapped" + (f" ({why})" if why else "") if where else f"{key}: not mapped ({why})"
+        if line not in self.notes:
+            self.notes.append(line)
+
+    def said(self, line: str) -> None:
+        if line not in self.notes:
+            self.notes.append(line)
+
+    def problem(self, where: str, what: str) -> None:
+        self.problems.append(f"[{where}] {what}")
+
+
+def unmapped(section: Any, name: str, where: str, report: Report) -> None:
+    """Each key of a section that is not mapped, said once."""
+    if isinstance(section, dict):
+        for key in section:
+            if key not in MAPPED.get(name, ()):
+                report.note(f"{where}.{name}" if where else name, key, WHY.get(key, ""))
+
+
+def merged(base: Any, own: Any) -> Any:
+    """Frigate's global section with a camera's own over it, key by key (as Frigate merges them)."""
+    if isinstance(base, dict) and isinstance(own, dict):
+        return {**base, **{k: merged(base.get(k), v) for k, v in own.items()}}
+    return own if own is not None else base
+
+
+def polygon(value: Any, size: tuple[float, float] | None) -> str:
+    """Frigate's coordinates (`x1,y1,x2,y2,…`, or a list of `x,y`) as fractions of the frame: pixels of the detect
+    size divided by it; fractions (every value ≤ 1) kept; pixels without a detect size kept (the stream's pixels)."""
+    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
+    values = [float(v) for v in text.split(",")]  # ValueError: said by the caller
+    if size is None or all(v <= 1 for v in values):
+        return ",".join(f"{v:g}" for v in values)
+    return ",".join(f"{min(max(v / size[i % 2], 0.0), 1.0):.6g}" for i, v in enumerate(values))
+
+
+def masks(value: Any, size: tuple[float, float] | None) -> list[str]:
+    """A Frigate mask: one polygon (a string) or several (a list of strings)."""
+    return [polygon(v, size) for v in (value if isinstance(value, list) else [value]) if v]
+
+
+def model_labels(camera: dict[str, Any]) -> tuple[str, ...] | None:
+    """The labels of the model a mapped camera runs (None: a file or a labels file, read only when it runs)."""
+    model = camera.get("model")
+    if camera.get("labels") or model not in CATALOG or not CATALOG[model].labels:
+        return None
+    return spelled(CATALOG[model].labels)
+
+
+def known_labels(names: Any, labels: tuple[str, ...] | None, model: str, where: str, report: Report) -> list[str]:
+    """Frigate's label names that the model has (case-insensitively); each it lacks said once and dropped."""
+    names = [names] if isinstance(names, str) else list(names or [])
+    if labels is None:
+        return [str(n).lower() for n in names]
+    kept = []
+    for name in names:
+        if str(name).lower() in labels:
+            kept.append(str(name).lower())
+        else:
+            report.said(f"{where}: {name!r} is not a label of the model {model}: not detected (fewer objects than "
+                        "Frigate's model would find)")
+    return kept
+
+
+def camera_table(name: str, own: dict[str, Any], glob: dict[str, Any], extra: dict[str, Any],
+                 defaults: dict[str, Any], go2rtc: dict[str, Any], report: Report) -> dict[str, Any]:
+    """Frigate's camera `name` (`own`, over the global sections `glob`) as a `[cameras.NAME]` table; `extra`: its
+    `zerocopy:` section (zerocopy's own keys, over what is mapped), `defaults`: the `zerocopy:` section's
+    `defaults` (the model, with `extra`'s); `go2rtc`: go2rtc's streams, by name."""
+    where = f"cameras.{name}"
+    for key in own:
+        if key not in (*CAMERA_SECTIONS, "enabled", "zones", "zerocopy"):
+            report.note(where, key, "no zerocopy twin")
+    for section in CAMERA_SECTIONS:
+        unmapped(own.get(section), section, where, report)
+    sec = {s: merged(glob.get(s), own.get(s)) or {} for s in CAMERA_SECTIONS}
+    table: dict[str, Any] = {}
+    if own.get("enabled") is False:
+        table["enabled"] = False
+    _inputs(sec["ffmpeg"].get("inputs"), go2rtc, where, table, report)
+    size = _detect(sec["detect"], where, table, report)
+    run = {**defaults, **extra}
+    labels = model_labels(run)
+    model = str(run.get("model"))
+    _objects(sec["objects"], labels, model, where, table, report)
+    _zones(own.get("zones"), labels, model, size, where, table, report)
+    _motion(sec["motion"], size, where, table, report)
+    _record(sec["record"], where, table, report)
+    if run.get("anonymise"):  # every frame inferred, so that nothing it hides shows between two
+        table.pop("detect_fps")
+        report.said(f"{where}.detect.fps: not mapped: a camera with anonymise infers every frame")
+    if sec["snapshots"].get("enabled") is False:
+        report.said(f"{where}.snapshots.enabled: false is not mapped: zerocopy keeps every event's snapshot")
+    return {**table, **extra}
+
+
+def _inputs(inputs: Any, go2rtc: dict[str, Any], where: str, table: dict[str, Any], report: Report) -> None:
+    """`ffmpeg.inputs` by role: the `detect` input is the camera's `url`, the `record` one its `record_url`."""
+    roles: dict[str, list[str]] = {}
+    for item in inputs if isinstance(inputs, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+            report.problem(f"{where}.ffmpeg.inputs", "an input is a table with a path and its roles")
+            continue
+        for key in item:
+            if key not in ("path", "roles"):
+                report.note(f"{where}.ffmpeg.inputs", key, WHY.get(key, ""))
+        for role in item.get("roles") or []:
+            roles.setdefault(str(role), []).append(_restreamed(item["path"], go2rtc, where, report))
+    for role in set(roles) - {"detect", "record"}:
+        report.note(f"{where}.ffmpeg.inputs", f"roles: {role}", "zerocopy uses detect and record")
+    if len(roles.get("detect", [])) != 1:
+        report.problem(f"{where}.ffmpeg.inputs", "exactly one input has the detect role (the stream zerocopy "
+                       f"decodes), not {len(roles.get('detect', []))}")
+    else:
+        table["url"] = roles["detect"][0]
+    if len(roles.get("record", [])) > 1:
+        report.problem(f"{where}.ffmpeg.inputs", "at most one input has the record role")
+    elif roles.get("record") and roles["record"][0] != table.get("url"):
+        table["record_url"] = roles["record"][0]
+
+
+def _restreamed(path: str, go2rtc: dict[str, Any], where: str, report: Report) -> str:
+    """go2rtc's restream of a stream it names (`rtsp://127.0.0.1:8554/NAME`) read at its source: go2rtc is not run."""
+    for host in ("127.0.0.1:8554/", "localhost:8554/"):
+        if path.startswith(f"rtsp://{host}"):
+            stream = path.removeprefix(f"rtsp://{host}").split("?")[0]
+            sources = go2rtc.get(stream)
+            for source in sources if isinstance(sources, list) else [sources]:
+                url = str(source or "").removeprefix("ffmpeg:").split("#")[0]
+                if url.startswith(("rtsp://", "rtsps://", "http://", "https://", "rtmp://")):
+                    report.said(f"{where}: {path} is go2rtc's restream of {stream}: read at its source instead "
+                                "(zerocopy runs no go2rtc)")
+                    return url
+    return path
+
+
+def _detect(detect: dict[str, Any], where: str, table: dict[str, Any],
+            report: Report) -> tuple[float, float] | None:
+    """`detect`: fps (Frigate's default 5), min_initialized, max_disappeared (frames at that fps), enabled; the
+    detect size that pixel coordinates are given in (None: the stream's own)."""
+    fps = detect.get("fps", FRIGATE_FPS)
+    table["detect_fps"] = fps
+    if "min_initialized" in detect:
+        table["min_hits"] = detect["min_initialized"]
+    if isinstance(detect.get("max_disappeared"), int | float) and isinstance(fps, int | float) and fps > 0:
+        table["max_lost"] = detect["max_disappeared"] / fps
+    if detect.get("enabled") is False:
+        table["enabled"] = False
+        report.said(f"{where}.detect.enabled: false: the camera is not run (zerocopy records around detected "
+                    "objects only)")
+    width, height = detect.get("width"), detect.get("height")
+    if isinstance(width, int | float) and isinstance(height, int | float) and width > 0 and height > 0:
+        return float(width), float(height)
+    return None
+
+
+def _objects(objects: dict[str, Any], labels: tuple[str, ...] | None, model: str, where: str,
+             table: dict[str, Any], report: Report) -> None:
+    """`objects.track` (Frigate's default: person) → `classes`; `filters` → one `threshold`, or problems."""
+    track = known_labels(objects.get("track", ["person"]), labels, model, "objects.track", report)
+    if not track:
+        report.problem(f"{where}.objects", f"track: the model {model} has none of these labels (its labels: "
+                       f"{', '.join(labels or ())}): nothing would be detected; name a model that has them (zerocopy: "
+                       "{defaults: {model: objects}})")
+        return
+    table["classes"] = track
+    if objects.get("mask"):
+        report.problem(f"{where}.objects", "mask: zerocopy has no object masks (only motion masks): objects there "
+                       "would be detected")
+    filters = {str(k).lower(): v for k, v in (objects.get("filters") or {}).items() if isinstance(v, dict)}
+    scores = {}
+    for label in track:
+        given = filters.get(label, {})
+        for key, default in FILTER_DEFAULTS.items():
+            if key in given and given[key] != default:
+                report.problem(f"{where}.objects.filters.{label}", f"{key}: zerocopy has no such filter: "
+                               "objects it would drop would be detected")
+        if given.get("mask"):
+            report.problem(f"{where}.objects.filters.{label}", "mask: zerocopy has no object masks")
+        if "min_score" in given:
+            report.said(f"{where}.objects.filters.{label}.min_score: not mapped (zerocopy keeps detections from "
+                        "threshold up)")
+        scores[label] = given.get("threshold")
+    if any(v is not None for v in scores.values()):
+        if len({FRIGATE_THRESHOLD if v is None else v for v in scores.values()}) > 1:
+            report.problem(f"{where}.objects.filters", "threshold differs between the tracked labels: zerocopy has "
+                           "one threshold per camera")
+        else:
+            table["threshold"] = next(v for v in scores.values() if v is not None)
+
+
+def _zones(zones: Any, labels: tuple[str, ...] | None, model: str, size: tuple[float, float] | None, where: str,
+           table: dict[str, Any], report: Report) -> None:
+    """`zones`: coordinates → points, objects → labels, inertia → min_frames, loitering_time → loiter_s."""
+    out = {}
+    for name, zone in (zones or {}).items() if isinstance(zones, dict) else []:
+        here = f"{where}.zones.{name}"
+        if not isinstance(zone, dict):
+            report.problem(here, "a zone is a table with its coordinates")
+            continue
+        for key in zone:
+            if key in ("filters", "speed_threshold"):
+                report.problem(here, f"{key}: not mapped: objects it would leave out would count in the zone")
+            elif key not in ("coordinates", "objects", "inertia", "loitering_time"):
+                report.note(here, key)
+        try:
+            spec: dict[str, Any] = {"points": polygon(zone.get("coordinates"), size)}
+        except (TypeError, ValueError):
+            report.problem(here, "coordinates: x1,y1,x2,y2,… (pixels of the detect size, or fractions)")
+            continue
+        if zone.get("objects"):
+            spec["labels"] = known_labels(zone["objects"], labels, model, f"{here}.objects", report)
+            if not spec["labels"]:
+                report.said(f"{here}: none of its objects is a label of the model {model}: the zone is left out")
+                continue
+        if "inertia" in zone:
+            spec["min_frames"] = zone["inertia"]
+        if zone.get("loitering_time"):
+            spec["loiter_s"] = zone["loitering_time"]
+        out[str(name)] = spec
+    if out:
+        table["zones"] = out
+
+
+def _motion(motion: dict[str, Any], size: tuple[float, float] | None, where: str, table: dict[str, Any],
+            report: Report) -> None:
+    """`motion`: enabled → motion, threshold → motion_threshold, mask → motion_mask."""
+    if "enabled" in motion:
+        table["motion"] = motion["enabled"]
+    if "threshold" in motion:
+        table["motion_threshold"] = motion["threshold"]
+    if motion.get("mask"):
+        try:
+            table["motion_mask"] = masks(motion["mask"], size)
+        except (TypeError, ValueError):
+            report.problem(f"{where}.motion", "mask: x1,y1,x2,y2,… (pixels of the detect size, or fractions)")
+
+
+def _record(record: dict[str, Any], where: str, table: dict[str, Any], report: Report) -> None:
+    """`record`: enabled (Frigate's default: off) → record; pre/post_capture of `events` (before 0.14) or
+    `alerts`/`detections` (0.14 on: the longer of the two) → pre_capture/post_capture."""
+    table["record"] = record.get("enabled", False)
+    for key in ("pre_capture", "post_capture"):
+        values = [s[key] for s in (record.get(k) for k in ("events", "alerts", "detections"))
+                  if isinstance(s, dict) and isinstance(s.get(key), int | float)]
+        if values:
+            table[key] = max(values)
+    for name in ("events", "alerts", "detections"):
+        for key in record.get(name) or {} if isinstance(record.get(name), dict) else {}:
+            if key not in ("pre_capture", "post_capture", "retain"):
+                report.note(f"{where}.record.{name}", key)
