@@ -40,13 +40,14 @@ class MqttTarget:
     user: str | None = None
     password: str | None = field(default=None, repr=False)
     ca: str | None = None  # CA certificate file for mqtts (None: the system's trust store)
+    frigate_events: bool = False  # every event on PREFIX/events, Frigate's one topic (not PREFIX/CAMERA/events)
 
     @property
     def tls(self) -> bool:
         return self.scheme == "mqtts"
 
     def events_topic(self, camera: str) -> str:
-        return f"{self.prefix}/{camera}/events"
+        return f"{self.prefix}/events" if self.frigate_events else f"{self.prefix}/{camera}/events"
 
     def detections_topic(self, camera: str) -> str:
         return f"{self.prefix}/{camera}/detections"
@@ -60,7 +61,7 @@ class MqttTarget:
         return f"{self.scheme}://{user}{host}:{self.port}/{self.prefix}"
 
     @classmethod
-    def parse(cls, url: str, ca: str | None = None) -> MqttTarget:
+    def parse(cls, url: str, ca: str | None = None, frigate_events: bool = False) -> MqttTarget:
         """`mqtt[s]://[user[:password]@]host[:port][/prefix]`; user and password percent-decoded; a user
         without a password takes it from $ZEROCOPY_MQTT_PASSWORD (if set). Raises ConfigError (one line,
         the password masked) for anything else."""
@@ -101,7 +102,7 @@ class MqttTarget:
             if (why := ca_problem(ca)) is not None:
                 raise ConfigError("publish", f"MQTT CA certificate {ca}: {why}")
         return cls(scheme=scheme, host=parts.hostname, port=port or DEFAULT_PORTS[scheme], prefix=prefix, user=user,
-                   password=password or None, ca=ca)
+                   password=password or None, ca=ca, frigate_events=frigate_events)
 
 
 def ca_problem(ca: str) -> str | None:

@@ -47,7 +47,7 @@ EVERY_FRAME = ("detect_fps", "motion")  # what `anonymise` refuses (the frames b
 # a camera's own keys, besides the run settings
 CAMERA_KEYS = ("url", "detect_url", "enabled", "publish", "loop", *RECORD_KEYS)
 TOP_KEYS = ("node", "publish", "http", "homeassistant", "storage", "defaults", "cameras")
-PUBLISH_KEYS = ("url", "ca", "detections")
+PUBLISH_KEYS = ("url", "ca", "detections", "frigate_events")
 SHAPE_OPTIONS = {"zones": ZONE_OPTIONS, "lines": LINE_OPTIONS}
 
 
@@ -83,6 +83,7 @@ class PublishConfig:
     url: str = field(repr=False)  # may hold a password
     ca: str | None = None
     detections: bool = False
+    frigate_events: bool = False  # events on PREFIX/events, Frigate's one topic, not PREFIX/CAMERA/events
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -283,8 +284,8 @@ def _check_publish(table: dict | None, fill: Filler, problem: Callable[[str, str
             MqttTarget.parse(url, ca=ca)  # the publisher's own check of its URL
         except ConfigError as e:
             problem("publish", f"url: {fill.mask(str(e))}")
-    detections = bool_value(table, "detections", "publish", False, problem)
-    return PublishConfig(url=url, ca=ca, detections=detections) if url is not None else None
+    flags = {key: bool_value(table, key, "publish", False, problem) for key in ("detections", "frigate_events")}
+    return PublishConfig(url=url, ca=ca, **flags) if url is not None else None
 
 
 def _check_cameras(table: dict | None, given: dict[str, dict], defaults: dict[str, Any], broker: bool, fill: Filler,

@@ -179,7 +179,9 @@ class Engine:
         background) and its `[storage]`."""
         publisher = None
         if config.publish is not None:
-            publisher = MqttPublisher(MqttTarget.parse(config.publish.url, ca=config.publish.ca), node=config.node)
+            target = MqttTarget.parse(config.publish.url, ca=config.publish.ca,
+                                      frigate_events=config.publish.frigate_events)
+            publisher = MqttPublisher(target, node=config.node)
         return cls(config.cameras, publisher, pictures=config.http.snapshots, say=say, node=config.node,
                    publish_detections=bool(config.publish and config.publish.detections), storage=config.storage)
 

@@ -183,7 +183,8 @@ def publish_table(mqtt: dict[str, Any], env: dict[str, str], folder: Path, repor
     host = str(mqtt["host"])
     host = f"[{host}]" if ":" in host else host
     prefix = str(mqtt.get("topic_prefix", "frigate")).strip("/")
-    table = {"url": f"{'mqtts' if tls else 'mqtt'}://{auth}{host}:{mqtt.get('port', 1883)}/{prefix}"}
+    table: dict[str, Any] = {"url": f"{'mqtts' if tls else 'mqtt'}://{auth}{host}:{mqtt.get('port', 1883)}/{prefix}",
+                             "frigate_events": True}  # every event on PREFIX/events, as Frigate's
     if tls:
         table["ca"] = str(mqtt["tls_ca_certs"])
     return table

@@ -34,6 +34,8 @@ def test_port_prefix_and_topics():
     assert t.events_topic("door") == "home/cams/door/events"
     assert t.detections_topic("door") == "home/cams/door/detections"
     assert t.availability_topic("nuc") == "home/cams/available/nuc"
+    # serve's [publish] frigate_events (a Frigate config sets it): every camera's events on Frigate's one topic
+    assert MqttTarget.parse("mqtt://h/frigate", frigate_events=True).events_topic("door") == "frigate/events"
 
 
 def test_ipv6_host():

@@ -50,9 +50,9 @@ def test_mqtt_becomes_the_publish_url():
 
 def test_mqtt_defaults_tls_and_disabled():
     plain = mapped({"mqtt": {"host": "broker.lan"}}).table["publish"]
-    assert plain == {"url": "mqtt://broker.lan:1883/frigate"}
+    assert plain == {"url": "mqtt://broker.lan:1883/frigate", "frigate_events": True}  # events on frigate/events
     tls = mapped({"mqtt": {"host": "broker.lan", "port": 8883, "tls_ca_certs": "/etc/ca.pem"}}).table["publish"]
-    assert tls == {"url": "mqtts://broker.lan:8883/frigate", "ca": "/etc/ca.pem"}
+    assert tls == {"url": "mqtts://broker.lan:8883/frigate", "ca": "/etc/ca.pem", "frigate_events": True}
     assert "publish" not in mapped({"mqtt": {"enabled": False, "host": "broker.lan"}}).table
     assert mapped({"mqtt": {"port": 1883}}).problems == ["[mqtt] host is missing (the broker's name or address)"]
 
@@ -246,7 +246,7 @@ def test_load_and_check_a_frigate_file(tmp_path: Path, capsys):
     path = write(tmp_path, raw, "frigate.yaml")
     config = load_config(path, env=env_for(tmp_path))
     assert config.cameras[0].settings["classes"] == ["face"]
-    assert config.publish.url == "mqtt://127.0.0.1:1883/frigate"
+    assert (config.publish.url, config.publish.frigate_events) == ("mqtt://127.0.0.1:1883/frigate", True)
     assert main(["serve", str(path), "--check"]) == 0
     assert "detectors: not mapped" in capsys.readouterr().err
     raw["objects"]["filters"] = {"face": {"min_area": 100}}
@@ -265,3 +265,14 @@ def test_a_bad_yaml_file_is_one_problem(tmp_path: Path):
     with pytest.raises(ServeConfigError) as e:
         load_config(path, env=env_for(tmp_path))
     assert e.value.problems == ["a Frigate config is a mapping (mqtt:, cameras:, …)"]
+
+
+def test_toml_takes_frigate_events_too(tmp_path: Path):
+    path = tmp_path / "serve.toml"
+    path.write_text('[publish]\nurl = "mqtt://127.0.0.1/frigate"\nfrigate_events = true\n'
+                    '[cameras.front]\nurl = "rtsp://cam.lan/s"\n')
+    assert load_config(path, env=env_for(tmp_path)).publish.frigate_events is True
+    path.write_text(path.read_text().replace("frigate_events = true", 'frigate_events = "yes"'))
+    with pytest.raises(ServeConfigError) as e:
+        load_config(path, env=env_for(tmp_path))
+    assert e.value.problems == ["[publish] frigate_events must be true or false, not a str"]
