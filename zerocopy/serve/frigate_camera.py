@@ -37,7 +37,8 @@ class Report:
     problems: list[str] = field(default_factory=list)
 
     def note(self, where: str, key: str, why: str = "") -> None:
-        line = f"{where}.{key}: not mapped" + (f" ({why})" if why else "") if where else f"{key}: not mapped ({why})"
+        line = f"{where}.{key}" if where else key
+        line += ": not mapped" + (f" ({why})" if why else "")
         if line not in self.notes:
             self.notes.append(line)
 
@@ -214,7 +215,7 @@ def _objects(objects: dict[str, Any], labels: tuple[str, ...] | None, model: str
         for key, default in FILTER_DEFAULTS.items():
             if key in given and given[key] != default:
                 report.problem(f"{where}.objects.filters.{label}", f"{key}: zerocopy has no such filter: "
-                               "objects it would drop would be detected")
+                               "objects it would drop would be detected (remove it to accept that)")
         if given.get("mask"):
             report.problem(f"{where}.objects.filters.{label}", "mask: zerocopy has no object masks")
         if "min_score" in given:
@@ -223,8 +224,8 @@ def _objects(objects: dict[str, Any], labels: tuple[str, ...] | None, model: str
         scores[label] = given.get("threshold")
     if any(v is not None for v in scores.values()):
         if len({FRIGATE_THRESHOLD if v is None else v for v in scores.values()}) > 1:
-            report.problem(f"{where}.objects.filters", "threshold differs between the tracked labels: zerocopy has "
-                           "one threshold per camera")
+            report.problem(f"{where}.objects.filters", "threshold differs between the tracked labels (Frigate's "
+                           "0.7 where none is given): zerocopy has one threshold per camera; give them one")
         else:
             table["threshold"] = next(v for v in scores.values() if v is not None)
 

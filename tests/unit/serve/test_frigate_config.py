@@ -124,8 +124,8 @@ def test_one_threshold_for_every_tracked_label():
     assert (table["threshold"], problems) == (0.6, [])
     assert any("filters.person.min_score: not mapped" in n for n in notes)
     _, _, differ = camera(with_input(objects={"track": ["person", "car"], "filters": {"person": {"threshold": 0.8}}}))
-    assert differ == ["[cameras.front.objects.filters] threshold differs between the tracked labels: zerocopy has one "
-                      "threshold per camera"]
+    assert differ == ["[cameras.front.objects.filters] threshold differs between the tracked labels (Frigate's 0.7 "
+                      "where none is given): zerocopy has one threshold per camera; give them one"]
     assert "threshold" not in camera(with_input())[0]  # none given: the model's own
 
 
@@ -136,9 +136,9 @@ def test_filters_zerocopy_lacks_are_problems():
         "[cameras.front.objects] mask: zerocopy has no object masks (only motion masks): objects there would be "
         "detected",
         "[cameras.front.objects.filters.person] min_area: zerocopy has no such filter: objects it would drop would be "
-        "detected",
+        "detected (remove it to accept that)",
         "[cameras.front.objects.filters.person] max_ratio: zerocopy has no such filter: objects it would drop would "
-        "be detected",
+        "be detected (remove it to accept that)",
         "[cameras.front.objects.filters.person] mask: zerocopy has no object masks"]
 
 
