@@ -276,3 +276,11 @@ def test_toml_takes_frigate_events_too(tmp_path: Path):
     with pytest.raises(ServeConfigError) as e:
         load_config(path, env=env_for(tmp_path))
     assert e.value.problems == ["[publish] frigate_events must be true or false, not a str"]
+
+
+def test_a_missing_mqtt_secret_is_a_problem_naming_it(tmp_path: Path):
+    frigate = mapped({"mqtt": {"host": "broker.lan", "user": "bob", "password": "{FRIGATE_MQTT_PASSWORD}"}},
+                     secrets_dir=tmp_path)
+    assert frigate.problems == [f"[mqtt] password: FRIGATE_MQTT_PASSWORD is neither set in the environment nor a file "
+                                f"in {tmp_path}"]
+    assert frigate.table["publish"]["url"] == "mqtt://bob@broker.lan:1883/frigate"  # refused for the problem above
