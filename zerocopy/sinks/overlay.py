@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from zerocopy.analytics.geometry import place
-from zerocopy.analytics.specs import lines_of, zones_of
+from zerocopy.analytics.specs import LineSpec, ZoneSpec, lines_of, zones_of
 
 ZONE_COLOUR = (255, 160, 0)
 LINE_COLOUR = (0, 220, 255)
@@ -21,10 +21,11 @@ MOTION_COLOUR = (255, 0, 200)
 
 @dataclass(frozen=True, kw_only=True)
 class Overlay:
-    """One input's zones and lines (`RunConfig.zones`/`lines` texts), and whether motion is drawn."""
+    """One input's zones and lines (their specs, read once from `RunConfig.zones`/`lines`), and whether motion is
+    drawn."""
 
-    zones: Sequence[str] = ()
-    lines: Sequence[str] = ()
+    zones: Sequence[ZoneSpec] = ()
+    lines: Sequence[LineSpec] = ()
     motion: bool = False
 
     @classmethod
@@ -33,19 +34,19 @@ class Overlay:
         there is nothing to draw."""
         zones = getattr(settings, "zones", None)
         lines = getattr(settings, "lines", None)
-        made = cls(zones=config.zones if zones is None else zones, lines=config.lines if lines is None else lines,
-                   motion=bool(config.draw_motion))
+        made = cls(zones=tuple(zones_of(config.zones if zones is None else zones)),
+                   lines=tuple(lines_of(config.lines if lines is None else lines)), motion=bool(config.draw_motion))
         return made if made.zones or made.lines or made.motion else None
 
     def draw(self, img: Image.Image, motion: Any = None) -> None:
         """On `img` (changed in place): the zones, the lines, and motion's boxes (`motion.boxes`, fractions)."""
         draw = ImageDraw.Draw(img)
         width = max(2, img.width // 400)
-        for spec in zones_of(self.zones):
+        for spec in self.zones:
             xy = [tuple(p) for p in place(spec.points, img.width, img.height).xy]
             draw.polygon(xy, outline=ZONE_COLOUR, width=width)
             draw.text((xy[0][0] + 4, xy[0][1] + 2), spec.name, fill=ZONE_COLOUR)
-        for spec in lines_of(self.lines):
+        for spec in self.lines:
             a, b = place(spec.points, img.width, img.height).xy
             draw.line([tuple(a), tuple(b)], fill=LINE_COLOUR, width=width)
             mid, d = (a + b) / 2, b - a
