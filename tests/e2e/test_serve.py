@@ -562,3 +562,26 @@ def test_under_the_journal_no_line_has_a_time_of_its_own(tmp_path, face_model_pa
             proc.wait(10)
     lines = (tmp_path / "journal").read_text().splitlines()
     assert lines and all(line.startswith("zerocopy: ") for line in lines), lines
+
+
+def test_a_second_serve_that_cannot_listen_never_marks_the_running_node_offline(tmp_path, clip):
+    """A second `serve` of the same config whose HTTP port is taken exits saying so, before it touches the broker: it
+    used to connect, say `online`, then leave `offline` retained on the running node's availability topic (Home
+    Assistant then showed every entity of the box unavailable)."""
+    (tmp_path / clip.name).write_bytes(clip.read_bytes())
+    with Broker() as broker, Subscriber(broker, "zc/available/#") as sub:
+        text = config(broker, "box-p", {"desk": clip.name}).replace("[cameras.desk]\n", "[cameras.desk]\nloop = true\n")
+        first = Serve(tmp_path, text).started()
+        try:
+            wait_until(lambda: "online" in sub.on("zc/available/box-p"), 30, "the first serve online")
+            second = tmp_path / "second.toml"
+            second.write_text(text.replace('listen = "127.0.0.1:0"', f'listen = "{first.address}"'))
+            proc = subprocess.run([sys.executable, "-m", "zerocopy", "serve", str(second)], capture_output=True,
+                                  text=True, timeout=60, env={**os.environ, "STATE_DIRECTORY": str(tmp_path / "s2")})
+            assert proc.returncode == 1 and "cannot listen on" in proc.stderr, proc.stderr
+            assert first.proc.poll() is None
+            seen = list(sub.on("zc/available/box-p"))
+        finally:
+            first.terminate()
+            first.kill()
+    assert seen == ["online"], seen

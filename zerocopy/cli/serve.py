@@ -121,14 +121,14 @@ def _serve(config, say: Callable[[str], None]) -> int:
     """Run the checked `config` until SIGTERM or Ctrl-C; the exit code."""
     stop = threading.Event()
     with stop_on_signals(stop.set) as stopped:
-        engine = Engine.of(config, say)  # its publisher is said once the port is ours
-        publisher = engine.publisher
+        engine = Engine.of(config, say)
         server = StatusServer(config.http.listen, engine, config.http, say=say)
         try:
             server.start()
         except BaseException:
-            engine.stop(timeout=1.0)  # closes the publisher (its `offline`)
+            engine.stop(timeout=1.0)
             raise
+        publisher = engine.connect()  # once the port is ours (see `Engine.of`)
         say(server.access)
         if publisher is not None:
             say(f"publishing events to {publisher.target}")

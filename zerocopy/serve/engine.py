@@ -171,19 +171,25 @@ class PublishingCameras(NullSink):
 
 class Engine:
     """Runs a `ServeConfig`'s cameras; the HTTP side's `StatusSource`. `node`: the box's name in events. It owns the
-    publisher it is given (`of` opens it): `stop` closes it, after the last events."""
+    publisher it is given or opens (`connect`): `stop` closes it, after the last events."""
 
     @classmethod
     def of(cls, config: Any, say: Callable[[str], None] = print) -> Engine:
-        """The engine of a checked `ServeConfig`, with its `[publish]` broker's publisher opened (connecting in the
-        background) and its `[storage]`."""
-        publisher = None
-        if config.publish is not None:
-            target = MqttTarget.parse(config.publish.url, ca=config.publish.ca,
-                                      frigate_events=config.publish.frigate_events)
-            publisher = MqttPublisher(target, node=config.node)
-        return cls(config.cameras, publisher, pictures=config.http.snapshots, say=say, node=config.node,
-                   publish_detections=bool(config.publish and config.publish.detections), storage=config.storage)
+        """The engine of a checked `ServeConfig`, with its `[storage]`; its `[publish]` broker is connected to by
+        `connect` (serve does once its HTTP port is its own: a second serve that cannot listen never touches the
+        broker, where it would mark the running one's node offline)."""
+        engine = cls(config.cameras, None, pictures=config.http.snapshots, say=say, node=config.node,
+                     publish_detections=bool(config.publish and config.publish.detections), storage=config.storage)
+        engine._publish = config.publish
+        return engine
+
+    def connect(self) -> Any:
+        """The publisher of `of`'s `[publish]`, opened (connecting in the background) before `start`; None without."""
+        publish = self._publish
+        if publish is not None and self.publisher is None:
+            target = MqttTarget.parse(publish.url, ca=publish.ca, frigate_events=publish.frigate_events)
+            self.publisher = MqttPublisher(target, node=self._node)
+        return self.publisher
 
     def announce(self, homeassistant: Any) -> str | None:
         """Home Assistant's discovery configs for the cameras published (before they start: their counts come after
@@ -196,6 +202,8 @@ class Engine:
                  say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None,
                  models: CompiledModels | None = None, reopen: Reopen = REOPEN, storage: StorageConfig | None = None):
         self.publisher, self.say = publisher, say
+        self._publish: Any = None  # `of`'s [publish] (`connect`), and the node its publisher speaks for
+        self._node = node
         self.configs = list(cameras)
         self.storage = None if storage is None else Storage(storage.path, max_bytes=storage.max_bytes,
                                                             max_days=storage.max_days, say=say)

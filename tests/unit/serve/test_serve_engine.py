@@ -295,7 +295,8 @@ def test_the_engine_of_a_config_opens_its_publisher_and_closes_it_when_it_stops(
     config = parse_config({"publish": {"url": "mqtt://127.0.0.1:9/zc"}, "homeassistant": {},
                            "cameras": {"front": {"url": "rtsp://front.lan/1", "model": "face"}}}, env={}, base=".")
     engine = Engine.of(config, say=lambda msg: None)
-    assert engine.publisher is not None and engine.publisher.node == config.node
+    assert engine.publisher is None  # not before `connect` (serve connects once its port is its own)
+    assert engine.connect() is engine.publisher and engine.publisher.node == config.node
     assert "entities under homeassistant/" in engine.announce(config.homeassistant)
     assert engine.stop(timeout=1.0)
     assert engine.publisher._closed
