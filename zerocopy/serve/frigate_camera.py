@@ -9,6 +9,7 @@ from typing import Any
 
 from zerocopy.catalog import CATALOG
 from zerocopy.names import spelled
+from zerocopy.serve.frigate_keys import unknown
 
 FRIGATE_FPS = 5.0  # Frigate detects 5 frames a second unless told otherwise
 # Frigate's defaults for an object filter: a value other than these narrows what is detected
@@ -37,6 +38,11 @@ class Report:
     problems: list[str] = field(default_factory=list)
 
     def note(self, where: str, key: str, why: str = "") -> None:
+        """Key `key` at `where` is not mapped: said once; a problem instead if Frigate has no such key (a typo)."""
+        wrong = unknown(where, key)
+        if wrong is not None:
+            self.problem(where or "top level", wrong)
+            return
         line = f"{where}.{key}" if where else key
         line += ": not mapped" + (f" ({why})" if why else "")
         if line not in self.notes:

@@ -194,6 +194,20 @@ def test_unmapped_keys_are_said_once_each_and_are_no_problem():
         assert sum(n.startswith(f"{key}: not mapped") for n in frigate.notes) == 1, key
 
 
+def test_a_key_frigate_itself_does_not_know_is_a_problem_with_the_nearest_one():
+    """A misspelling in a Frigate file was a note, and `--check` passed: `objets` tracked nothing asked, `enabeld`
+    left recording off. Frigate refuses such a key; so does this, naming the key it meant."""
+    frigate = mapped({"objets": {"track": ["car"]}, "cameras": {"front": with_input(
+        detect={"fsp": 10}, record={"enabeld": True}, zones={"door": {"coordinates": "0,0,1,0,1,1", "inertai": 3}})},
+                      "mqtt": {"host": "127.0.0.1", "topik_prefix": "x"}})
+    assert sorted(frigate.problems) == sorted([
+        "[top level] unknown key 'objets' (did you mean objects?)",
+        "[cameras.front.detect] unknown key 'fsp' (did you mean fps?)",
+        "[cameras.front.record] unknown key 'enabeld' (did you mean enabled?)",
+        "[cameras.front.zones.door] unknown key 'inertai' (did you mean inertia?)",
+        "[mqtt] unknown key 'topik_prefix' (did you mean topic_prefix?)"])
+
+
 def test_secrets_from_the_environment_and_the_secrets_folder(tmp_path: Path):
     folder = tmp_path / "secrets"
     folder.mkdir()
