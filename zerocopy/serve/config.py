@@ -276,9 +276,9 @@ def _check_publish(table: dict | None, fill: Filler, problem: Callable[[str, str
         if (why := ca_problem(ca)) is not None:  # read as TLS will read it: a file that is no certificate
             problem("publish", f"ca: {ca}: {why}")
             ca = None
-    if not isinstance(url, str) or not url:
-        problem("publish", "url is missing (e.g. url = \"mqtt://127.0.0.1:1883/zerocopy\")")
-        url = None
+    if not isinstance(url, str) or not url:  # (a url whose ${…} could not be filled in was said so already)
+        url = None if ("publish", "url") in fill.unfilled else problem("publish", "url is missing (e.g. url = "
+                                                                       "\"mqtt://127.0.0.1:1883/zerocopy\")")
     else:
         try:
             MqttTarget.parse(url, ca=ca)  # the publisher's own check of its URL

@@ -22,6 +22,7 @@ class Filler:
     def __init__(self, env: dict[str, str], base: Path, problem: Callable[[str, str], None]):
         self.env, self.base, self.problem = env, base, problem
         self.filled: set[str] = set()
+        self.unfilled: set[tuple[str, ...]] = set()  # where a value could not be filled in (said once)
 
     def table(self, raw: dict[str, Any], where: tuple[str, ...] = ()) -> dict[str, Any]:
         """`raw` filled in; a key whose value could not be (said once, naming its table and key) is left out."""
@@ -30,6 +31,7 @@ class Filler:
             try:
                 out[key] = self._value(value, (*where, key))
             except Unfilled:
+                self.unfilled.add((*where, key))  # (its table's checks need not say it is missing too)
                 continue
         return out
 

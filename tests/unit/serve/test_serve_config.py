@@ -187,11 +187,14 @@ url = "rtsp://admin:${CAM_A_PW}@a.lan/1"
 url = "rtsp://admin:${file:/nonexistent/zc-secret}@b.lan/1"
 [cameras.c]
 url = "rtsp://admin:${not a name}@c.lan/1"
+[publish]
+url = "mqtt://zerocopy:${MQTT_PW}@127.0.0.1:1883/zc"
 """, env={"OTHER": "x"})
     assert found == [
         "[cameras.a] url: the environment variable CAM_A_PW is not set",
         "[cameras.b] url: cannot read the secret file /nonexistent/zc-secret: No such file or directory",
         "[cameras.c] url: ${not a name} is neither ${NAME} (an environment variable) nor ${file:PATH}",
+        "[publish] url: the environment variable MQTT_PW is not set",
     ]  # and no "url is missing" after them
 
 
