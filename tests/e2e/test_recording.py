@@ -64,7 +64,7 @@ def test_a_live_record_url_that_drops_is_recorded_in_two_segments_and_a_clip_is_
     # duration, the sum of its samples', which is short where the drop cut B-frames that never arrived (68 pictures
     # spanning 70 frame times were seen: 2.267 s of samples for 2.333 s of pictures)
     assert clip["last"] - clip["first"] + 1 / FPS == pytest.approx(result.seconds, abs=1.5 / FPS), (clip, result)
-    assert lines[0].startswith(f"camera front: record_url {server.url}: recording (h264 192×108)")
+    assert lines[0].startswith(f"camera front: recording from {server.url} (h264 192×108)")
     assert any("dropped (" in line and line.endswith("; reconnecting; detection goes on") for line in lines)
 
 
@@ -106,7 +106,7 @@ def test_a_looped_file_is_one_recording_and_its_clips_run_on_across_the_loop(tmp
     assert clip["frames"] == result.packets  # every packet decodes: the loops join cleanly
     assert clip["duration"] == pytest.approx(result.packets / FPS, abs=1.5 / FPS)  # timestamps run on: no jump
     assert clip["duration"] >= 1.1
-    assert lines == ["camera desk: record_url " + str(one_second) + ": recording (h264 192×108)"]
+    assert lines == ["camera desk: recording from " + str(one_second) + " (h264 192×108)"]
 
 
 @pytest.mark.parametrize("container", ["mpegts", "mp4"])
@@ -160,4 +160,4 @@ def test_the_measuring_script_prints_its_figures():
     assert figures["packets_per_s"] == pytest.approx(30, abs=5)
     assert 0 <= figures["reader_core_percent"] < 50  # (the figure itself is measured at 1080p: docs/serve.md)
     assert 0 < figures["clip_starts_before_first_sighting_s"] <= figures["target_at_most_s"] + 0.1
-    assert figures["said"] == [line for line in figures["said"] if "recording (h264 320×180)" in line]
+    assert figures["said"] == [line for line in figures["said"] if line.endswith("(h264 320×180)")]

@@ -138,7 +138,7 @@ def _serve(config, say: Callable[[str], None]) -> int:
             say(f"events kept in {config.storage.path} (files up to {config.storage.max_gb:g} GB, "
                 f"{config.storage.max_days:g} days)")
         enabled = sum(c.enabled for c in config.cameras)
-        say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (one compiled model each) as node "
+        say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (a model is compiled once) as node "
             f"{config.node}; status on http://{server.address}/api/cameras")
         looped = [camera.name for camera in config.cameras if camera.loop and camera.enabled]
         for camera in config.cameras:

@@ -263,7 +263,7 @@ class Recorder:
                 self._said = None
         if was == "starting" or failed:
             again = " again" if failed and was != "starting" else ""
-            self.say(f"camera {self.camera}: record_url {self.shown}: recording{again} "
+            self.say(f"camera {self.camera}: recording from {self.shown}{again} "
                      f"({params.codec} {params.width}×{params.height})")
 
     def _cannot_open(self, why: str) -> None:
@@ -279,4 +279,4 @@ class Recorder:
             self.error = what
             new, self._said = what != self._said, what
         if new:
-            self.say(f"camera {self.camera}: record_url {self.shown}: {what}; detection goes on")
+            self.say(f"camera {self.camera}: recording from {self.shown}: {what}; detection goes on")

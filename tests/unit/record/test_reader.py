@@ -22,7 +22,7 @@ def test_a_record_url_that_is_down_is_said_once_shown_and_retried_until_closed()
     assert status.state == "starting" and not status.recording
     assert "cannot open" in status.error and "refused" in status.error
     assert len(lines) == 1, lines  # however many attempts fail for the same reason
-    assert lines[0].startswith("camera front: record_url http://user:***@127.0.0.1:")
+    assert lines[0].startswith("camera front: recording from http://user:***@127.0.0.1:")
     assert lines[0].endswith("; detection goes on") and "secret" not in lines[0]
     started = time.monotonic()
     assert recorder.close()
