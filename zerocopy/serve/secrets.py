@@ -61,7 +61,9 @@ class Filler:
                 raise Unfilled from None
         elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ref):
             if ref not in self.env:
-                self.problem(table, f"{key}: the environment variable {ref} is not set")
+                elsewhere = " (nor a file of that name in the secrets folder: /run/secrets or $CREDENTIALS_DIRECTORY)" \
+                    if ref.startswith("FRIGATE_") else ""  # a Frigate config's {FRIGATE_…} is looked for in both
+                self.problem(table, f"{key}: the environment variable {ref} is not set{elsewhere}")
                 raise Unfilled
             value = self.env[ref]
         else:

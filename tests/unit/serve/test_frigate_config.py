@@ -229,7 +229,8 @@ def test_secrets_from_the_environment_and_the_secrets_folder(tmp_path: Path):
     del env["FRIGATE_FRONT_PW"]
     with pytest.raises(ServeConfigError) as e:
         load_config(path, env=env)
-    assert e.value.problems == ["[cameras.front] url: the environment variable FRIGATE_FRONT_PW is not set"]
+    assert e.value.problems == ["[cameras.front] url: the environment variable FRIGATE_FRONT_PW is not set (nor a "
+                                "file of that name in the secrets folder: /run/secrets or $CREDENTIALS_DIRECTORY)"]
     assert not any("from-a-file" in p for p in e.value.problems)
 
 
