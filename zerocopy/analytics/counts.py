@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import TypeVar
 
 from zerocopy.analytics.records import Occupancy
-from zerocopy.detections import Detections
-from zerocopy.frames import PreparedFrame
 from zerocopy.stages.base import InputInfo, StageBase
 from zerocopy.track import ObjectEvent
 
@@ -43,21 +41,18 @@ def in_order(events: list) -> list:
 
 class InView(StageBase):
     """Per input, the tracked objects of each label between their `new` and their `end` (from tracking's events,
-    seen in `amend`); every count drops to 0 when the input ends. It comes after the zones (`in_order`)."""
+    seen in `amend`, on inferred frames and those left out alike); every count drops to 0 when the input ends. It
+    comes after the zones (`in_order`)."""
 
     name = "in_view"
 
-    def __init__(self, names: Sequence[str] | None):
-        self.names = list(names or [])
+    def __init__(self) -> None:
         self._cameras: dict[int, str] = {}
         self._open: dict[int, dict[int, str]] = {}  # per input: tracker id → label, of the objects in view
         self._counts: dict[int, Counter[str]] = {}  # per input: what was last said
 
     def begin(self, input: InputInfo) -> None:
         self._cameras[input.index], self._open[input.index], self._counts[input.index] = input.camera, {}, Counter()
-
-    def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> tuple[Any, list]:
-        return detections, []  # (the counts follow the objects' events: `amend`)
 
     def amend(self, events: list, input: int) -> list:
         objects = self._open.get(input)

@@ -33,11 +33,12 @@ FORGET_S = 30.0  # an object never confirmed and unseen this long (media time): 
 NEAR = 2.0  # of the box's height: how far an object's first box (without an id) may be from its second
 
 
-def _side_of(segment: np.ndarray, point: np.ndarray, height: float) -> int:
-    """+1 or -1: the side of the line `point` is clearly on (further than the band around it); 0: on the line."""
-    distance = float(side(segment, point[None])[0])
-    band = max(HYSTERESIS * float(height), MIN_BAND_PX)
-    return 1 if distance > band else -1 if distance < -band else 0
+def _sides(segment: np.ndarray, points: np.ndarray, heights: np.ndarray) -> np.ndarray:
+    """Per point, +1 or -1: the side of the line it is clearly on (further than the band around it, a share of its
+    box's height); 0: on the line."""
+    distance = side(segment, points)
+    band = np.maximum(HYSTERESIS * heights, MIN_BAND_PX)
+    return np.where(distance > band, 1, np.where(distance < -band, -1, 0))
 
 
 @dataclass(kw_only=True)
@@ -73,10 +74,10 @@ class Lines(ObjectStage):
         self._pending: dict[int, list[_Crossed]] = {}  # per input: crossings not said yet (of unconfirmed objects)
         self._seen: dict[int, dict[int, float]] = {}  # per input: object → media time it was last sighted
         self._ended: dict[int, list[LineCrossing]] = {}  # per input: crossings of objects that ended this frame
-        # per input: the last inferred frame's boxes no track holds (an object's first sighting), and (the frame
-        # before's, this one's) as `see` reads them
+        # per input: the boxes no track holds (an object's first sighting) of its last inferred frame, and of the one
+        # before it (where `see` looks for the first sighting of an object new in this one)
         self._unheld: dict[int, Detections] = {}
-        self._first: dict[int, tuple[Detections, Detections]] = {}
+        self._before: dict[int, Detections] = {}
         self._t: dict[int, float] = {}  # per input: the media time of its last inferred frame
         self._counts: dict[tuple[str, str, str, str], int] = {}  # (camera, line, direction, label) → crossings
 
@@ -99,7 +100,7 @@ class Lines(ObjectStage):
                 self.forget(st, tid)
         self._t[input] = st.t
         held = np.asarray(sighted.tracker_id) >= 0  # (ByteTrack gives a track its id at its second sighting)
-        self._first[input] = self._unheld.get(input, Detections.empty()), sighted[~held]
+        self._before[input] = self._unheld.get(input, Detections.empty())
         self._unheld[input] = sighted[~held]
         return sighted
 
@@ -111,11 +112,12 @@ class Lines(ObjectStage):
         points = bottom_centres(tracked.xyxy)
         heights = np.asarray(tracked.xyxy[:, 3] - tracked.xyxy[:, 1], np.float64)
         for spec, segment in zip(st.specs, st.shapes, strict=True):
+            on = _sides(segment, points, heights)
             for i, tid in enumerate(ids):
                 label = self.label(int(tracked.labels[i]))
                 if not spec.counts(label):
                     continue
-                now = _side_of(segment, points[i], heights[i])
+                now = int(on[i])
                 if now == 0:
                     continue  # on the line, within the band: no side taken
                 known = sides.get((tid, spec.name))
@@ -132,7 +134,7 @@ class Lines(ObjectStage):
     def _seed(self, st: InputState, tracked: Detections, new: list[int]) -> None:
         """Each object new here (rows `new` of `tracked`) takes its side of each line at its first sighting: the box
         without an id, of its label, nearest to it in the inferred frame before (within `NEAR` of its height)."""
-        before, _ = self._first.get(st.info.index, (Detections.empty(), None))
+        before = self._before.get(st.info.index, Detections.empty())
         if not new or not len(before):
             return
         then, now = bottom_centres(before.xyxy), bottom_centres(tracked.xyxy)
@@ -146,7 +148,7 @@ class Lines(ObjectStage):
                 continue
             tid = int(tracked.tracker_id[i])
             for spec, segment in zip(st.specs, st.shapes, strict=True):
-                was = _side_of(segment, then[j], heights[j])
+                was = int(_sides(segment, then[j:j + 1], heights[j:j + 1])[0])
                 if was:
                     self._sides[st.info.index][(tid, spec.name)] = _Side(side=was, at=then[j].copy())
 
@@ -188,7 +190,7 @@ class Lines(ObjectStage):
     def end(self, input: int) -> list:
         self._sides.pop(input, None)
         self._pending.pop(input, None)
-        for kept in (self._seen, self._ended, self._unheld, self._first, self._t):
+        for kept in (self._seen, self._ended, self._unheld, self._before, self._t):
             kept.pop(input, None)
         return super().end(input)
 

@@ -43,7 +43,7 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
     names = detector.labels or None
     if config.track or config.zones or config.lines or config.snapshots:  # (they follow tracked objects)
         tracks = InputTracks(config, names)
-        stages += [tracks, Zones(config.zones, names), Lines(config.lines, names, tracks.sighted), InView(names)]
+        stages += [tracks, Zones(config.zones, names), Lines(config.lines, names, tracks.sighted), InView()]
     if config.snapshots:
         stages.append(Snapshots(names, config.snapshots, config.snapshot_interval))
     # (always: an input may have --motion of its own; the stage reads each frame's motion, None without it)

@@ -28,7 +28,7 @@ def chain(zones=(), lines=(), min_hits=2, **config) -> StageChain:
     """The stages as `stages.assemble` puts them after tracking."""
     c = RunConfig(track=True, min_hits=min_hits, max_lost=1.0, zones=zones, lines=lines, **config)
     tracks = InputTracks(c, NAMES)
-    return StageChain([tracks, Zones(c.zones, NAMES), Lines(c.lines, NAMES, tracks.sighted), InView(NAMES)])
+    return StageChain([tracks, Zones(c.zones, NAMES), Lines(c.lines, NAMES, tracks.sighted), InView()])
 
 
 def frame(i: int) -> PreparedFrame:
