@@ -53,9 +53,12 @@ def default_node() -> str:
     return as_name(socket.gethostname().split(".")[0], "zerocopy")
 
 
-def setting(default: Any, kind: Kind, help: str, metavar: str | None = None) -> Any:
-    """A field of `RunConfig`: its default, how it is checked, and its one-line description."""
-    meta = {"kind": kind, "help": help, "metavar": metavar}
+def setting(default: Any, kind: Kind, help: str, metavar: str | None = None, stage: str | None = None) -> Any:
+    """A field of `RunConfig`: its default, how it is checked, and its one-line description. `stage`: the stage
+    after inference it switches on, as "module:Class" (`stages.assemble.declared_stages` makes it with the run's
+    config and the model's labels when the setting is set; it follows the tracked objects, so it turns tracking
+    on): an analytic added by its declaration alone."""
+    meta = {"kind": kind, "help": help, "metavar": metavar, "stage": stage}
     if isinstance(default, dict):
         return field(default_factory=dict, metadata=meta)
     return field(default=default, metadata=meta)

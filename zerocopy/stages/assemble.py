@@ -3,6 +3,7 @@ path (its region input) that is being tried."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 
 import openvino as ov
@@ -41,11 +42,25 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
         stages.append(Anonymise(labels, config.anonymise_style))
     stages.append(ShownClasses(labels))
     names = detector.labels or None
-    if config.track or config.zones or config.lines or config.snapshots:  # (they follow tracked objects)
+    declared = declared_stages(config, names)
+    if config.track or config.zones or config.lines or config.snapshots or declared:  # (they follow tracked objects)
         tracks = InputTracks(config, names)
-        stages += [tracks, Zones(config.zones, names), Lines(config.lines, names, tracks.sighted), InView()]
+        stages += [tracks, Zones(config.zones, names), Lines(config.lines, names, tracks.sighted), *declared, InView()]
     if config.snapshots:
         stages.append(Snapshots(names, config.snapshots, config.snapshot_interval))
     # (always: an input may have --motion of its own; the stage reads each frame's motion, None without it)
     stages.append(MotionStage(max_lost=config.max_lost))
     return stages
+
+
+def declared_stages(config: RunConfig, names: Sequence[str] | None) -> list[Stage]:
+    """The stages switched on by settings declared with `stage="module:Class"` (`config.setting`), in the
+    declarations' order, each made with the run's config and the model's labels: they see the tracked objects'
+    events after the zones and lines have added to them."""
+    out: list[Stage] = []
+    for f in RunConfig.settings():
+        target = f.metadata.get("stage")
+        if target and getattr(config, f.name):
+            module, _, name = target.partition(":")
+            out.append(getattr(importlib.import_module(module), name)(config, names))
+    return out
