@@ -46,7 +46,7 @@ import urllib.request
 class Stub:
     """A `StatusSource` with no camera, no broker and no event store: healthy."""
 
-    snapshots = False
+    latest = False
     storage = None
 
     def cameras(self, publisher_stats=None):

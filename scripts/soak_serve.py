@@ -264,7 +264,7 @@ class Soak:
             return
         t, u = self.samples[-1]
         ends = self.servers["ends"]
-        answers = sum(self.pollers.snapshot().values(), collections.Counter())
+        answers = sum(self.pollers.reading().values(), collections.Counter())
         print(f"  {t:6.0f} s: RSS {u['rss'] / 2**20:.0f} MiB, {u['fds']} fds ({u['http']} HTTP), {u['threads']} "
               f"threads; ends ended {len(ends.ended_at)}x, opened {ends.connections}x; HTTP answers {dict(answers)}; "
               f"idle sockets held {self.idle.held}")
@@ -291,7 +291,7 @@ class Soak:
             time.sleep(0.2)
         self.stop.set()
         # what the clients met until now, not the refusals once serve has stopped
-        self.answers, self.errors, self.idle_summary = self.pollers.snapshot(), dict(self.pollers.errors), \
+        self.answers, self.errors, self.idle_summary = self.pollers.reading(), dict(self.pollers.errors), \
             self.idle.summary()
         for thread in self.threads:
             thread.join(a.max_recovery + 30)

@@ -1,6 +1,6 @@
 """Issue 36, item 3: `anonymise` hides its labels in every picture that leaves the process, whether a picture is
 kept or not: the snapshots, their thumbnails and the retained MQTT snapshot (from the API with no kept picture, from
-the CLI, from serve with `[http] snapshots = false` and `true`), serve's latest.jpg; and serve records no clip for
+the CLI, from serve with `[http] latest = false` and `true`), serve's latest.jpg; and serve records no clip for
 a camera that anonymises (a clip is the camera's own packets). Checked on the pixels: the real face model finds no
 face in a snapshot (it finds them without `anonymise`), and a thumbnail's middle is black with `fill`."""
 
@@ -79,7 +79,7 @@ def test_serves_snapshots_mqtt_and_latest_jpg_hide_the_faces_and_it_records_no_c
     store = tmp_path / "store"
     with Broker() as broker, Subscriber(broker, "zc/#") as sub:
         serve = Serve(tmp_path, f'[publish]\nurl = "{broker.url("zc")}"\n[http]\nlisten = "127.0.0.1:0"\n'
-                                f'snapshots = {str(kept).lower()}\n[storage]\npath = "{store}"\n'
+                                f'latest = {str(kept).lower()}\n[storage]\npath = "{store}"\n'
                                 f'[cameras.door]\nurl = "{walks}"\nloop = true\nmodel = "face"\nanonymise = "face"\n'
                                 'anonymise_style = "fill"\n')
         try:

@@ -186,16 +186,16 @@ def test_a_port_in_use_is_one_line_error(server, engine):
     assert "\n" not in str(e.value)
 
 
-def test_without_snapshots_latest_jpg_says_why(tmp_path):
-    """`[http] snapshots = false` (a full-size download of every frame on the VA paths): no picture is kept,
+def test_without_a_latest_picture_latest_jpg_says_why(tmp_path):
+    """`[http] latest = false` (a full-size download of every frame on the VA paths): no picture is kept,
     and latest.jpg's 404 says so."""
-    config = parse_config({"http": {"snapshots": False}, "cameras": {"front": {"url": "rtsp://front.lan/1"}}},
+    config = parse_config({"http": {"latest": False}, "cameras": {"front": {"url": "rtsp://front.lan/1"}}},
                           env={}, base=tmp_path)
-    assert config.http.snapshots is False
-    engine = Engine(config.cameras, None, pictures=config.http.snapshots, say=lambda msg: None)
+    assert config.http.latest is False
+    engine = Engine(config.cameras, None, latest=config.http.latest, say=lambda msg: None)
     with StatusServer("127.0.0.1:0", engine) as server:
         status, _, body = get(server, "/api/cameras/front/latest.jpg")
-    assert status == 404 and "snapshots = false" in json.loads(body)["error"]
+    assert status == 404 and "[http] latest = false" in json.loads(body)["error"]
 
 
 # --- the server against hostile clients (issue 26) ------------------------------------------------------------

@@ -224,7 +224,7 @@ def test_the_page_shows_the_cameras_and_a_pass_with_its_snapshot_and_clip(tmp_pa
 class NoEngine:
     """A source for the server that has nothing: the page's files need none."""
 
-    snapshots = True
+    latest = True
     storage = None
 
 

@@ -47,7 +47,7 @@ def usage(pid: int, port: int | None = None) -> dict[str, int]:
 class Pollers:
     """`count` threads asking `host:port` for `paths` in turn (each thread starting at its own place), one
     request per connection, `pause` seconds apart, each with a `timeout`. `counts[kind]` is a Counter of
-    answers by status, `"timeout"` and `"error"` (read it with `snapshot()`); `errors[kind]` the first error of
+    answers by status, `"timeout"` and `"error"` (read it with `reading()`); `errors[kind]` the first error of
     each kind."""
 
     def __init__(self, host: str, port: int, paths: list[str], count: int = 20, pause: float = 0.5,
@@ -64,8 +64,8 @@ class Pollers:
     def kind(path: str) -> str:
         return "latest.jpg" if path.endswith("/latest.jpg") else path
 
-    def snapshot(self) -> dict[str, Counter]:
-        """`counts` now (a copy)."""
+    def reading(self) -> dict[str, Counter]:
+        """`counts` read now (a copy)."""
         with self._lock:
             return {kind: Counter(counts) for kind, counts in self.counts.items()}
 

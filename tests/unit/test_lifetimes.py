@@ -86,7 +86,7 @@ def camera(name: str, url: str) -> CameraConfig:
 
 def test_serve_engines_started_and_stopped_release_everything(clip):
     def cycle() -> None:
-        engine = Engine([camera("front", str(clip))], None, pictures=True, say=lambda _msg: None)
+        engine = Engine([camera("front", str(clip))], None, latest=True, say=lambda _msg: None)
         engine.start()
         try:
             wait_until(lambda: engine.cameras()[0].frames >= 3, 60, "the camera's frames")

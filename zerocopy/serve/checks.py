@@ -43,13 +43,21 @@ FRIGATE_KEYS: dict[str, dict[str, tuple[str, str]]] = {
     "storage": {"days": ("max_days", "record.retain.days"), "retain": ("max_days", "record.retain.days")},
     "homeassistant": {"discovery_prefix": ("prefix", "discovery_prefix")},
 }
+# serve's own keys that have a new name, table by table: old key → (its new name, what the new one does)
+RENAMED: dict[str, dict[str, tuple[str, str]]] = {
+    "http": {"snapshots": ("latest", "latest = false keeps no picture for /api/cameras/NAME/latest.jpg; every "
+                           "event's snapshot is kept either way, in the [storage] folder")},
+}
 
 
 def unknown_keys(where: str, keys: list[str], known: list[str], problem: Callable[[str, str], None], what: str,
                  frigate: str = "") -> None:
-    """One line for each of `keys`, with the closest of `known` ("did you mean …?") and, for a key Frigate writes so
-    (`FRIGATE_KEYS[frigate]`), zerocopy's name for it."""
+    """One line for each of `keys`, with the closest of `known` ("did you mean …?"), for a key Frigate writes so
+    (`FRIGATE_KEYS[frigate]`) zerocopy's name for it, and for a key serve renamed (`RENAMED[where]`) its new name."""
     for key in keys:
+        if (renamed := RENAMED.get(where, {}).get(key)) is not None:
+            problem(where, f"{key} is now called {renamed[0]}: {renamed[1]}")
+            continue
         if (named := FRIGATE_KEYS.get(frigate, {}).get(key)) is not None:
             hint = f" (did you mean {named[0]}? zerocopy's name for Frigate's {named[1]})"
         else:
@@ -61,7 +69,7 @@ def unknown_keys(where: str, keys: list[str], known: list[str], problem: Callabl
 # Frigate's tables where serve takes one value (`[cameras.X.motion]`, `.record`, `.snapshots`): what serve has instead
 SNAPSHOTS = ("snapshots: serve keeps every tracked object's snapshot by itself, in the [storage] folder "
              "(snapshots/CAMERA/ID.jpg, kept [storage] max_days; snapshot_interval: how often a lasting object's is "
-             "refreshed); [http] snapshots = false stops latest.jpg")
+             "refreshed); [http] latest = false stops latest.jpg")
 FRIGATE_TABLES = {
     "motion": "motion is true or false here: Frigate's motion.threshold is motion_threshold, motion.mask motion_mask",
     "record": "record is true or false here: Frigate's record.events.pre_capture and post_capture are pre_capture and "

@@ -178,7 +178,7 @@ class Engine:
         """The engine of a checked `ServeConfig`, with its `[storage]`; its `[publish]` broker is connected to by
         `connect` (serve does once its HTTP port is its own: a second serve that cannot listen never touches the
         broker, where it would mark the running one's node offline)."""
-        engine = cls(config.cameras, None, pictures=config.http.snapshots, say=say, node=config.node,
+        engine = cls(config.cameras, None, latest=config.http.latest, say=say, node=config.node,
                      publish_detections=bool(config.publish and config.publish.detections), storage=config.storage)
         engine._publish = config.publish
         return engine
@@ -198,7 +198,7 @@ class Engine:
             return None
         return announce(self.publisher, self.configs, homeassistant)
 
-    def __init__(self, cameras: Sequence[Any], publisher: Any = None, pictures: bool = True,
+    def __init__(self, cameras: Sequence[Any], publisher: Any = None, latest: bool = True,
                  say: Callable[[str], None] = print, publish_detections: bool = False, node: str | None = None,
                  models: CompiledModels | None = None, reopen: Reopen = REOPEN, storage: StorageConfig | None = None):
         self.publisher, self.say = publisher, say
@@ -207,7 +207,7 @@ class Engine:
         self.configs = list(cameras)
         self.storage = None if storage is None else Storage(storage.path, max_bytes=storage.max_bytes,
                                                             max_days=storage.max_days, say=say)
-        self.snapshots = pictures  # each camera keeps its last picture (latest.jpg)
+        self.latest = latest  # each camera keeps its last picture (latest.jpg)
         self.publish_detections = publish_detections
         self.models = models if models is not None else _service_models()
         self.groups = [Group(settings, members, say, node, self.models, reopen, self.storage)
@@ -229,7 +229,7 @@ class Engine:
         if self.recordings is not None:
             self.recordings.start()
         for g in self.groups:
-            g.start(self.publisher, self.snapshots, self.publish_detections)
+            g.start(self.publisher, self.latest, self.publish_detections)
 
     def _open_failed(self, source: str, why: str) -> None:
         """A source waited for at start could not be opened yet (`live.open_late`): its cameras say why."""

@@ -12,7 +12,7 @@ from typing import NamedTuple
 from zerocopy.serve.checks import bool_value, unknown_keys
 
 DEFAULT_LISTEN = "127.0.0.1:8737"
-HTTP_KEYS = ("listen", "snapshots", "hosts", "token", "allow_anonymous", "health_requires_broker")
+HTTP_KEYS = ("listen", "latest", "hosts", "token", "allow_anonymous", "health_requires_broker")
 MIN_TOKEN = 16  # characters of an HTTP token (`openssl rand -hex 16` gives 32)
 HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?")
 
@@ -21,8 +21,8 @@ HOST_NAME = re.compile(r"[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?")
 class HttpConfig:
     listen: str = DEFAULT_LISTEN
     # each camera's last picture kept for latest.jpg: free on the software path (the decoded frame), a
-    # full-size download of every frame on the VA paths
-    snapshots: bool = True
+    # full-size download of every frame on the VA paths (`snapshots` before: checks.RENAMED)
+    latest: bool = True
     hosts: tuple[str, ...] = ()  # Host names served besides the loopback names and the listen address
     token: str | None = field(default=None, repr=False)  # bearer token or basic-auth password; None: no auth
     allow_anonymous: bool = False  # listening beyond the loopback without a token, on purpose
@@ -92,7 +92,7 @@ def check_http(table: dict | None, given: dict, problem: Callable[[str, str], No
         except ValueError as e:
             problem("http", f"listen: {e}")
             ok, listen = False, DEFAULT_LISTEN
-    snapshots = bool_value(table, "snapshots", "http", True, problem)
+    latest = bool_value(table, "latest", "http", True, problem)
     anonymous = bool_value(table, "allow_anonymous", "http", False, problem)
     requires_broker = bool_value(table, "health_requires_broker", "http", False, problem)
     hosts: list[str] = []
@@ -123,5 +123,5 @@ def check_http(table: dict | None, given: dict, problem: Callable[[str, str], No
         ok = False
     if not ok:
         return HttpConfig()
-    return HttpConfig(listen=listen, snapshots=snapshots, hosts=tuple(hosts), token=token,
+    return HttpConfig(listen=listen, latest=latest, hosts=tuple(hosts), token=token,
                       allow_anonymous=anonymous, health_requires_broker=requires_broker)

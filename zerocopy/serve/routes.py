@@ -35,12 +35,12 @@ class HealthAnswer(NamedTuple):
 
 
 class StatusSource(Protocol):
-    """What the server reads (the engine). `snapshots`: whether cameras keep a picture for latest.jpg.
+    """What the server reads (the engine). `latest`: whether cameras keep their last picture for latest.jpg.
     `cameras(stats)` takes `publisher_stats()` when the caller has read it already, else reads it.
     `model_compiles()`: how many times each model was compiled since the start. `storage`: where events are kept
     (None: nowhere; `/api/events` answers 404)."""
 
-    snapshots: bool
+    latest: bool
     storage: Storage | None
 
     def model_compiles(self) -> dict[str, int]: ...
@@ -51,7 +51,7 @@ class StatusSource(Protocol):
 
 
 class ServeCollector:
-    """Prometheus metrics built at scrape time from the engine's camera snapshots (and the publisher's
+    """Prometheus metrics built at scrape time from each camera's status, read then (and the publisher's
     counters, where the engine has a publisher: `publisher_stats()`)."""
 
     def __init__(self, source: StatusSource):
@@ -183,8 +183,7 @@ def route(source: StatusSource, registry: Any, path: str, requires_broker: bool 
         if parts[3] == "latest.jpg":
             jpeg = source.latest_jpeg(name)
             if jpeg is None:
-                why = "has no frame yet" if source.snapshots else \
-                     "keeps no snapshot ([http] snapshots = false)"
+                why = "has no frame yet" if source.latest else "keeps no latest picture ([http] latest = false)"
                 return as_json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} {why}"})
             return Answer(HTTPStatus.OK, "image/jpeg", jpeg)
     return as_json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "

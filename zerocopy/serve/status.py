@@ -1,4 +1,4 @@
-"""One camera's status as `/api/cameras` and `/metrics` show it: a snapshot, made when asked (and its state
+"""One camera's status as `/api/cameras` and `/metrics` show it: a reading made when asked (and its state
 alone, `CameraState`, for readers that need no figures)."""
 
 from __future__ import annotations

@@ -316,10 +316,20 @@ def test_detect_url_is_url_by_frigates_name(tmp_path):
     assert len(found) == 1 and found[0].startswith("[cameras.a] detect_url: 'foo://a.lan/1': foo:// is not a stream")
 
 
-def test_snapshots_is_a_switch_of_http(tmp_path):
-    assert load_config(write(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\n'), env={}).http.snapshots is True
-    found = problems(tmp_path, '[http]\nsnapshots = "no"\n[cameras.a]\nurl = "rtsp://a.lan/1"\n')
-    assert len(found) == 1 and found[0].startswith("[http] snapshots")
+def test_latest_is_a_switch_of_http(tmp_path):
+    assert load_config(write(tmp_path, '[cameras.a]\nurl = "rtsp://a.lan/1"\n'), env={}).http.latest is True
+    found = problems(tmp_path, '[http]\nlatest = "no"\n[cameras.a]\nurl = "rtsp://a.lan/1"\n')
+    assert len(found) == 1 and found[0].startswith("[http] latest must be true or false")
+
+
+def test_the_old_http_snapshots_key_names_its_new_name_latest(tmp_path):
+    """Issue 37: `[http] snapshots` (each camera's last picture for latest.jpg) is now `latest`; a config that still
+    says `snapshots` is refused with a line naming `latest`, never read as something else."""
+    found = problems(tmp_path, '[http]\nsnapshots = false\n[cameras.a]\nurl = "rtsp://a.lan/1"\n')
+    assert found == ["[http] snapshots is now called latest: latest = false keeps no picture for "
+                     "/api/cameras/NAME/latest.jpg; every event's snapshot is kept either way, in the [storage] folder"]
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "serve.md").read_text()
+    assert f"zerocopy: cameras.toml: {found[0]}\n" in doc  # the line docs/serve.md shows
 
 
 def test_the_docs_config_is_valid_and_runs_the_default_model(tmp_path):

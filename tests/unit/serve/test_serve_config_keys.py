@@ -102,7 +102,7 @@ def test_every_unknown_key_of_every_table_is_a_line_with_the_closest_key_or_zero
 def test_frigates_snapshots_motion_and_record_tables_say_what_serve_has_instead(found):
     snapshots = line(found, "[cameras.front] snapshots:")
     assert "snapshot" in snapshots.partition(":")[2] and "[storage] folder" in snapshots
-    assert "snapshot_interval" in snapshots and "[http] snapshots = false" in snapshots
+    assert "snapshot_interval" in snapshots and "[http] latest = false" in snapshots
     assert "motion_threshold" in line(found, "[cameras.front] motion is true or false here")
     assert "pre_capture" in line(found, "[cameras.front] record is true or false here")
 

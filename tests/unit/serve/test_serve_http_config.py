@@ -100,7 +100,7 @@ HEALTHY = Health(True, "ok")
 
 
 class Source:
-    snapshots = False
+    latest = False
 
     def __init__(self, ok=HEALTHY, stats=None):
         self.ok, self.stats = ok, stats

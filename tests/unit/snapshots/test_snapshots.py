@@ -66,7 +66,7 @@ def test_the_best_picture_is_written_with_its_thumbnail_and_events_say_so(tmp_pa
 
 
 def test_a_snapshot_from_the_decoded_frame_hides_what_anonymise_hides(tmp_path):
-    """Issue 36: with no picture kept (the API's default, serve with `[http] snapshots = false`) the snapshot is made
+    """Issue 36: with no picture kept (the API's default, serve with `[http] latest = false`) the snapshot is made
     from the decoded frame (`source`), which `anonymise` never touched: the snapshot, its thumbnail and the JPEG for
     MQTT hide the box all the same."""
     config = RunConfig(track=True, min_hits=2, max_lost=0.5)
