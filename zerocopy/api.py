@@ -97,7 +97,7 @@ class Detector:
     def run(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
             on_error: str = "raise", parallel: bool = False, cameras: Sequence[str] | None = None,
             on_event: Callable[[Any], None] | None = None,
-            per_input: Sequence[dict] | None = None) -> Iterator[FrameResult]:
+            per_input: Sequence[dict | InputSettings] | None = None) -> Iterator[FrameResult]:
         """Results of every frame of every source (a path, URL, folder, or a list of them), in order.
 
         A new generator per call, its arguments checked here (`ConfigError`); `max_frames` is per
@@ -110,7 +110,8 @@ class Detector:
         ends the run, even before its first result is taken. With `track=True`: `cameras` names each
         source in events (default: its file stem or URL's last part), and `on_event(event)` hears each
         object event as its frame's result comes out. `per_input` gives each source settings of its own
-        (`config.INPUT_SETTINGS`: `detect_fps`, and `classes`, which narrow the run's), one dict per source.
+        (`config.INPUT_SETTINGS`, those declared `per_input`: `detect_fps`, `zones`, `motion`…, and `classes`,
+        which narrow the run's), one dict (or `config.InputSettings`) per source.
         """
         check_run_options(max_frames, on_error, parallel)
         return self._results(self.events(sources, max_frames=max_frames, keep_images=self.keep_images,
@@ -137,7 +138,7 @@ class Detector:
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
                keep_images: bool = False, parallel: bool = False, cameras: Sequence[str] | None = None,
-               per_input: Sequence[dict] | None = None, reopen: Reopen | None = None):
+               per_input: Sequence[dict | InputSettings] | None = None, reopen: Reopen | None = None):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume.
         Its arguments are checked here; a `stop()` made before it ends it (a Ctrl-C while the model
         loads included), and a run that ended clears the stop for the next one. With `reopen` (serve's
@@ -160,7 +161,7 @@ class Detector:
             events.close()
             self._stop.clear()  # the stop was this run's
 
-    def _per_input(self, per_input: Sequence[dict] | None, inputs: list[str]) -> list[InputSettings]:
+    def _per_input(self, per_input: Sequence[dict | InputSettings] | None, inputs: list[str]) -> list[InputSettings]:
         """Each input's own settings, checked (with the run's: `anonymise` needs every frame inferred; its classes
         among the model's labels)."""
         if per_input is None:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerocopy.analytics.specs import LINES, MASKS, ZONES
+from zerocopy.analytics.specs import LINES, MASKS, ZONES, LineSpec, MaskSpec, ZoneSpec
 from zerocopy.budget import default_decode_threads
 from zerocopy.catalog import DEFAULT_MODEL
 from zerocopy.decode.live import LivePolicy
@@ -46,6 +46,7 @@ from zerocopy.roi.tasks import RoiTask, parse_task
 PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
 STYLES = ("pixelate", "blur", "fill")  # how `anonymise` hides a box (`sinks.draw.anonymise`)
+UNSET: Any = object()  # a keyword of `setting` not given
 
 
 def default_node() -> str:
@@ -53,12 +54,21 @@ def default_node() -> str:
     return as_name(socket.gethostname().split(".")[0], "zerocopy")
 
 
-def setting(default: Any, kind: Kind, help: str, metavar: str | None = None, stage: str | None = None) -> Any:
+def setting(default: Any, kind: Kind, help: str, metavar: str | None = None, stage: str | None = None, *,
+            per_input: bool = False, serve_sets: Any = UNSET, camera_default: Any = UNSET,
+            not_camera: str = "") -> Any:
     """A field of `RunConfig`: its default, how it is checked, and its one-line description. `stage`: the stage
     after inference it switches on, as "module:Class" (`stages.assemble.declared_stages` makes it with the run's
     config and the model's labels when the setting is set; it follows the tracked objects, so it turns tracking
-    on): an analytic added by its declaration alone."""
-    meta = {"kind": kind, "help": help, "metavar": metavar, "stage": stage}
+    on): an analytic added by its declaration alone.
+
+    Where else it may appear (`declared` reads it back): `per_input`, an input of a run (a serve camera,
+    `Detector.run(per_input=…)`) may have its own (`InputSettings`); `serve_sets`, the value serve gives every
+    camera, which may not set it; `camera_default`, a serve camera's where neither it nor [defaults] says one;
+    `not_camera`, why a serve camera may not set it at all."""
+    meta = {"kind": kind, "help": help, "metavar": metavar, "stage": stage, "per_input": per_input or UNSET,
+            "serve_sets": serve_sets, "camera_default": camera_default, "not_camera": not_camera or UNSET}
+    meta = {key: value for key, value in meta.items() if value is not UNSET}
     if isinstance(default, dict):
         return field(default_factory=dict, metadata=meta)
     return field(default=default, metadata=meta)
@@ -69,7 +79,7 @@ class RunConfig:
     """The settings of a run. Made with keywords only; every value is checked here (`ConfigError`)."""
 
     model: str = setting(DEFAULT_MODEL, text(optional=False),
-                         "catalogue name (`zerocopy models list`) or an IR/ONNX/TFLite file")
+                         "catalogue name (`zerocopy models list`) or an IR/ONNX/TFLite file", camera_default="objects")
     labels: str | None = setting(None, text(), "class names, one per line (for your own model)", "FILE")
     postprocess: str | None = setting(
         None, choice(*POSTPROCESSORS, optional=True),
@@ -77,7 +87,7 @@ class RunConfig:
         "model keeps its own)")
     classes: tuple[str, ...] | None = setting(
         None, NAMES, "keep only detections of these classes of the model's labels, comma-separated, "
-        "case-insensitive (e.g. person,car)", "NAMES")
+        "case-insensitive (e.g. person,car)", "NAMES", per_input=True)
     anonymise: tuple[str, ...] | None = setting(
         None, NAMES, "hide the boxes of these classes (grown by a fifth) in every picture the run keeps: the --output "
         "video, serve's latest.jpg, the API's images; they are detected for that whatever --classes reports "
@@ -124,18 +134,21 @@ class RunConfig:
                              "(live sources pace themselves); the report then gives each frame's arrival-to-result "
                              "latency")
     reconnect: bool = setting(False, SWITCH, "re-open a network source or camera that drops, with back-off (0.5 s "
-                              "doubling to 8 s); frames go on numbered in order, and the report counts each gap")
+                              "doubling to 8 s); frames go on numbered in order, and the report counts each gap",
+                              serve_sets=True)
     reconnect_timeout: float = setting(60.0, SECONDS, "with --reconnect: give up on a source after this long "
-                                       "without a frame", "SECONDS")
+                                       "without a frame", "SECONDS", serve_sets=365 * 86400.0)
     retry_open: bool = setting(False, SWITCH, "with --reconnect: a network source that cannot be opened at start (a "
                                "camera still booting) is tried again with the same back-off, until "
-                               "--reconnect-timeout; without it that is an error at once (most often a wrong URL)")
+                               "--reconnect-timeout; without it that is an error at once (most often a wrong URL)",
+                               serve_sets=True)
     detect_fps: float | None = setting(
         None, RATE, "infer on this many frames per second of each input (Frigate detects at 5); the frames between "
         "are decoded but not scaled or inferred, and with --track their objects keep their ids (default: every "
-        "frame)", "N")
+        "frame)", "N", per_input=True, camera_default=5.0)
     track: bool = setting(False, SWITCH, "give each object an id that lasts across frames (per input), and make "
-                          "an event when it appears, changes and leaves (--events and --publish imply it)")
+                          "an event when it appears, changes and leaves (--events and --publish imply it)",
+                          serve_sets=True)
     min_hits: int = setting(3, integer(1, optional=False), "with --track: inferred frames an object must be found in "
                             "before it gets an id and a `new` event", "N")
     max_lost: float = setting(2.0, SECONDS, "with --track: seconds an object may go unseen before its `end` event",
@@ -144,31 +157,35 @@ class RunConfig:
                                      "SECONDS")
     motion: bool = setting(False, SWITCH, "infer only when something moves (within --detect-fps): while the "
                            "picture is still and no tracked object moves, frames are decoded but not inferred, except "
-                           "one every --motion-keepalive seconds (serve: on by default)")
+                           "one every --motion-keepalive seconds (serve: on by default)",
+                           per_input=True, camera_default=True)
     motion_threshold: int = setting(25, LEVEL, "with --motion: how much a pixel's brightness (0-255) must change to "
-                                    "count as motion", "LEVEL")
-    motion_mask: tuple[str, ...] = setting((), MASKS, "with --motion: a polygon where motion is ignored (a timestamp "
-                                           "overlay, trees), repeatable", "x1,y1,x2,y2,x3,y3,...")
+                                    "count as motion", "LEVEL", per_input=True)
+    motion_mask: tuple[MaskSpec, ...] = setting(
+        (), MASKS, "with --motion: a polygon where motion is ignored (a timestamp overlay, trees), repeatable",
+        "x1,y1,x2,y2,x3,y3,...", per_input=True)
     motion_keepalive: float = setting(10.0, SECONDS, "with --motion: infer at least once this often even when "
-                                      "nothing moves", "SECONDS")
+                                      "nothing moves", "SECONDS", per_input=True)
     draw_motion: bool = setting(False, SWITCH, "with --motion and --output: draw the boxes where motion was seen")
-    zones: tuple[str, ...] = setting(
+    zones: tuple[ZoneSpec, ...] = setting(
         (), ZONES, "a zone (repeatable): objects whose box's bottom-centre is inside it for min_frames inferred "
         "frames (default 3) are in it; events carry current_zones and entered_zones, staying loiter_s seconds makes a "
         "`loiter` event. Points in source pixels, or fractions when all are <= 1 (implies --track)",
-        "NAME:x1,y1,x2,y2,x3,y3,...[:labels=A,B][:min_frames=N][:loiter_s=S]")
-    lines: tuple[str, ...] = setting(
+        "NAME:x1,y1,x2,y2,x3,y3,...[:labels=A,B][:min_frames=N][:loiter_s=S]", per_input=True)
+    lines: tuple[LineSpec, ...] = setting(
         (), LINES, "a line to count crossings of (repeatable): each crossing is a `cross` event, direction `in` "
         "from the line's right-hand side to its left looking from its first point to its second (implies --track)",
-        "NAME:x1,y1,x2,y2[:labels=A,B]")
+        "NAME:x1,y1,x2,y2[:labels=A,B]", per_input=True)
     snapshots: str | None = setting(
         None, text(), "write each tracked object's best picture into this folder (CAMERA/ID.jpg with its box drawn, "
         "and ID-thumb.jpg, its box): when it ends, and while it lasts at most every --snapshot-interval seconds; "
-        "events then say has_snapshot (implies --track; serve: its [storage] folder)", "FOLDER")
+        "events then say has_snapshot (implies --track; serve: its [storage] folder)", "FOLDER",
+        not_camera="snapshots are serve's: every tracked object's is kept in the [storage] folder")
     snapshot_interval: float = setting(10.0, SECONDS, "with --snapshots: refresh a lasting object's snapshot at most "
                                        "this often, when a better picture came", "SECONDS")
     node: str | None = setting(None, NODE, "this machine's name in events (default: the host name); with several "
-                               "machines publishing into one broker, each needs its own", "NAME")
+                               "machines publishing into one broker, each needs its own", "NAME",
+                               not_camera="node is the box's name: a top-level key, not a camera's")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -183,7 +200,7 @@ class RunConfig:
         if self.anonymise and self.motion:
             raise ConfigError("motion", "anonymise needs every frame inferred: with motion the still frames would show "
                               "what it hides; drop motion")
-        both = {z.partition(":")[0] for z in self.zones} & {ln.partition(":")[0] for ln in self.lines}
+        both = {z.name for z in self.zones} & {ln.name for ln in self.lines}
         if both:
             raise ConfigError("lines", f"a zone and a line are both named {sorted(both)[0]!r}: each needs its own "
                               "name (they share MQTT topics)")
@@ -233,10 +250,11 @@ class RunConfig:
         return made
 
     def to_dict(self, json_ready: bool = False) -> dict[str, Any]:
-        """Every setting by name (the bench sends it to its workers as JSON; the report prints it
+        """Every setting by name, as text and numbers (zones, lines and masks in their text form: `make` reads
+        it back into this configuration; the bench sends it to its workers as JSON; the report prints it
         resolved). `json_ready`: OpenVINO property values that JSON cannot hold (an API caller may pass
         OpenVINO's own enums) as their text."""
-        out = {f.name: getattr(self, f.name) for f in self.settings()}
+        out = {f.name: f.metadata["kind"].plain(getattr(self, f.name)) for f in self.settings()}
         if json_ready:
             plain = (str, int, float, bool, type(None))
             out["ov_config"] = {k: v if isinstance(v, plain) else str(v) for k, v in self.ov_config.items()}
@@ -272,23 +290,23 @@ class RunConfig:
         return self.replace(**changes)
 
 
-# the settings one input of a run may have of its own (serve's cameras)
-INPUT_SETTINGS = ("detect_fps", "classes", "motion", "motion_threshold", "motion_mask", "motion_keepalive", "zones",
-                  "lines")
+def declared(key: str) -> dict[str, Any]:
+    """Every setting declared with `key` (a keyword of `setting`: "per_input", "serve_sets", "camera_default",
+    "not_camera"), by name, in the declarations' order: its value there."""
+    return {f.name: f.metadata[key] for f in RunConfig.settings() if key in f.metadata}
 
 
-@dataclass(frozen=True, kw_only=True)
-class InputSettings:
-    """One input's own settings (serve's cameras; `Detector.run(per_input=…)`): None leaves the run's."""
+# the settings one input of a run may have of its own (serve's cameras): those declared `per_input`
+INPUT_SETTINGS = tuple(declared("per_input"))
 
-    detect_fps: float | None = None
-    classes: tuple[str, ...] | None = None
-    motion: bool | None = None
-    motion_threshold: int | None = None
-    motion_mask: tuple[str, ...] | None = None
-    motion_keepalive: float | None = None
-    zones: tuple[str, ...] | None = None
-    lines: tuple[str, ...] | None = None
+
+class _OwnSettings:
+    """What one input's own settings do; their fields (`InputSettings`) are made from the declarations."""
+
+    @classmethod
+    def of(cls, config: RunConfig) -> InputSettings:
+        """Every one of `config`'s settings an input may have of its own (a serve camera's, from its record)."""
+        return cls(**{name: getattr(config, name) for name in INPUT_SETTINGS})  # type: ignore[return-value]
 
     def given(self) -> dict[str, Any]:
         """The settings this input has of its own, by name."""
@@ -301,14 +319,23 @@ class InputSettings:
         return config.replace(**own) if own else config
 
 
+# One input's own settings (serve's cameras; `Detector.run(per_input=…)`), a frozen record with one field per
+# setting declared `per_input`: its type, or None, which leaves the run's
+InputSettings = dataclasses.make_dataclass(
+    "InputSettings", [(f.name, str(f.type).removesuffix(" | None") + " | None", field(default=None))
+                      for f in RunConfig.settings() if f.name in INPUT_SETTINGS],
+    bases=(_OwnSettings,), frozen=True, kw_only=True)
+InputSettings.__module__, InputSettings.__doc__ = __name__, "One input's own settings (those declared `per_input`)."
+
+
 def input_settings(given: Mapping[str, Any] | None, where: str = "per_input") -> InputSettings:
     """One input's own settings (`INPUT_SETTINGS`), checked as the run's are; what it leaves out is the run's."""
+    if isinstance(given, _OwnSettings):
+        return given  # (made from a checked configuration: `InputSettings.of`)
     given = dict(given or {})
     unknown = sorted(set(given) - set(INPUT_SETTINGS))
     if unknown:
         raise ConfigError(where, f"{where}: an input may set only {', '.join(INPUT_SETTINGS)}, not {unknown[0]!r}")
     kinds = {f.name: f.metadata["kind"] for f in RunConfig.settings() if f.name in INPUT_SETTINGS}
     checked = {name: kinds[name].check(name, value) for name, value in given.items() if value is not None}
-    if checked.get("classes") is not None:
-        checked["classes"] = tuple(checked["classes"])
     return InputSettings(**checked)

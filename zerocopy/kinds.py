@@ -28,6 +28,7 @@ class Kind:
     none: str = ""  # what None means, where it is allowed: "auto"
     flag: bool = False
     repeat: bool = False  # given once per item on the command line (KEY=VALUE pairs)
+    plain: Callable[[Any], Any] = lambda v: v  # a checked value as text and numbers (`RunConfig.to_dict`)
 
     def check(self, name: str, value: Any) -> Any:
         if value is None and self.optional:

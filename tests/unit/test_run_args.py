@@ -25,7 +25,7 @@ def test_each_input_of_a_parallel_run_has_its_own_detection_rate(clips, face_mod
 
 @pytest.mark.parametrize(("per_input", "says"), [
     ([{"detect_fps": 0}], "detect_fps must be"),
-    ([{"threshold": 0.5}], "an input may set only detect_fps, classes"),
+    ([{"threshold": 0.5}], "an input may set only classes, detect_fps"),
     ([{"classes": "cat"}], "the model has no class 'cat'"),
     ([{}, {}], "one dict per input (1)"),
     ({"detect_fps": 5}, "one dict per input"),

@@ -21,7 +21,7 @@ import numpy as np
 from zerocopy.analytics.geometry import along, bottom_centres, side
 from zerocopy.analytics.objects import InputState, ObjectStage
 from zerocopy.analytics.records import LineCrossing
-from zerocopy.analytics.specs import lines_of
+from zerocopy.analytics.specs import LineSpec
 from zerocopy.detections import Detections
 from zerocopy.stages.base import InputInfo
 from zerocopy.track.times import went_back
@@ -65,9 +65,9 @@ class Lines(ObjectStage):
     name = "lines"
     kind = "line"
 
-    def __init__(self, lines: Sequence[str], names: Sequence[str] | None,
+    def __init__(self, lines: Sequence[LineSpec], names: Sequence[str] | None,
                  sighted: Callable[[int], Detections | None] | None = None):
-        super().__init__(names, lines_of(lines))
+        super().__init__(names, lines)
         self.run_lines = tuple(lines)
         self.sighted = sighted
         self._sides: dict[int, dict[tuple[int, str], _Side]] = {}  # per input: (object, line) → its side
@@ -83,7 +83,7 @@ class Lines(ObjectStage):
 
     def specs_of(self, input: InputInfo) -> list:
         own = input.settings.lines
-        return lines_of(own if own is not None else self.run_lines)
+        return list(own if own is not None else self.run_lines)
 
     def begin(self, input: InputInfo) -> None:
         super().begin(input)

@@ -1,5 +1,6 @@
-"""Zones, lines and motion masks as settings: one text form each (the command line's, kept in `RunConfig`), and
-the API's and serve's mappings read into it.
+"""Zones, lines and motion masks as settings: read once, from the command line's text or the API's and serve's
+mappings, into their specs (`ZoneSpec`, `LineSpec`, `MaskSpec`), which `RunConfig` keeps and every stage, the
+overlay and serve's checks take; each has one text form (`text`), the one `RunConfig.to_dict` prints.
 
     --zone NAME:x1,y1,x2,y2,x3,y3[,...][:labels=A,B][:min_frames=N][:loiter_s=S]
     --line NAME:x1,y1,x2,y2[:labels=A,B]
@@ -68,6 +69,17 @@ class LineSpec(_Labelled):
     def text(self) -> str:
         return ":".join([self.name, write_points(self.points)] + ([f"labels={','.join(self.labels)}"]
                                                                    if self.labels else []))
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """A motion mask: a polygon where motion is ignored."""
+
+    points: Points
+
+    @property
+    def text(self) -> str:
+        return write_points(self.points)
 
 
 def _options(parts: list[str], allowed: tuple[str, ...], what: str) -> dict[str, str]:
@@ -173,59 +185,64 @@ def _points(value: Any, what: str) -> Points:
     return read_points(",".join(str(v) for v in flat))
 
 
-def _items(value: Any, parse, build) -> list:
-    """Texts (one, or a sequence of them) or a mapping NAME → settings, each read into a spec."""
+def _items(value: Any, parse: Callable[[str], Any], build: Callable[[str, Mapping[str, Any]], Any],
+           spec: type) -> list:
+    """Texts (one, or a sequence of them), specs already read, or a mapping NAME → settings, each read into a
+    spec (`spec`)."""
     if isinstance(value, Mapping):
         return [build(str(name), given) for name, given in value.items()]
-    return [v if not isinstance(v, str) else parse(v) for v in ((value,) if isinstance(value, str) else value)]
+    out = []
+    for v in (value,) if isinstance(value, str) else value:
+        if not isinstance(v, str | spec):
+            raise ValueError(f"a {spec.__name__[:-4].lower()} is text or a mapping, not {v!r}")
+        out.append(parse(v) if isinstance(v, str) else v)
+    return out
 
 
-def zones_text(value: Any) -> tuple[str, ...]:
-    """Zones as `RunConfig.zones` keeps them: each in its one text form; two with one name are an error."""
-    return _unique([z.text for z in _items(value, parse_zone, zone_from)], "zone")
+def zone_specs(value: Any) -> tuple[ZoneSpec, ...]:
+    """Zones as `RunConfig.zones` keeps them: each read once into its spec; two with one name are an error."""
+    return _unique(_items(value, parse_zone, zone_from, ZoneSpec), "zone")
 
 
-def lines_text(value: Any) -> tuple[str, ...]:
-    return _unique([s.text for s in _items(value, parse_line, line_from)], "line")
+def line_specs(value: Any) -> tuple[LineSpec, ...]:
+    return _unique(_items(value, parse_line, line_from, LineSpec), "line")
 
 
 def _is_pair(v: Any) -> bool:
     return isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(x, int | float) for x in v)
 
 
-def masks_text(value: Any) -> tuple[str, ...]:
-    """Polygons: texts, or one polygon as numbers ([x1, y1, ...]) or pairs ([[x1, y1], ...]), or a list of those."""
-    items = (value,) if isinstance(value, str) else tuple(value)
+def mask_specs(value: Any) -> tuple[MaskSpec, ...]:
+    """Polygons: texts, or one polygon as numbers ([x1, y1, ...]) or pairs ([[x1, y1], ...]), or a list of those,
+    each read once into its spec (a spec already read is taken as it is)."""
+    items = (value,) if isinstance(value, str | MaskSpec) else tuple(value)
     if items and (all(isinstance(v, int | float) for v in items) or all(_is_pair(v) for v in items)):
         items = (items,)  # one polygon
-    return tuple(write_points(parse_mask(v)) for v in items)
+    return tuple(v if isinstance(v, MaskSpec) else MaskSpec(parse_mask(v)) for v in items)
 
 
-def _unique(texts: list[str], what: str) -> tuple[str, ...]:
-    names = [t.partition(":")[0] for t in texts]
+def _unique(specs: list, what: str) -> tuple:
+    names = [s.name for s in specs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ValueError(f"two {what}s are named {twice[0]!r}")
-    return tuple(texts)
+    return tuple(specs)
 
 
-def zones_of(texts: Iterable[str]) -> list[ZoneSpec]:
-    return [parse_zone(t) for t in texts]
+def _texts(specs: Iterable[ZoneSpec | LineSpec | MaskSpec]) -> tuple[str, ...]:
+    return tuple(s.text for s in specs)
 
 
-def lines_of(texts: Iterable[str]) -> list[LineSpec]:
-    return [parse_line(t) for t in texts]
-
-
-# The settings' kinds (`kinds.Kind`): `config.RunConfig`'s zones, lines and motion masks
+# The settings' kinds (`kinds.Kind`): `config.RunConfig`'s zones, lines and motion masks, kept as specs (points)
+# and printed in their one text form (`plain`: the report's config, the bench's JSON for its workers)
 def _texts_or_mapping(v: Any) -> bool:
     return isinstance(v, str | Mapping) or (isinstance(v, Iterable) and not isinstance(v, bytes))
 
 
 ZONES = Kind(accepts="NAME:x1,y1,x2,y2,x3,y3[,...][:labels=A,B][:min_frames=N][:loiter_s=S] (repeatable; in the API "
              "also a mapping NAME → {points, labels, min_frames, loiter_s})",
-             test=_texts_or_mapping, convert=zones_text, parse=str, repeat=True)
+             test=_texts_or_mapping, convert=zone_specs, parse=str, repeat=True, plain=_texts)
 LINES = Kind(accepts="NAME:x1,y1,x2,y2[:labels=A,B] (repeatable; in the API also a mapping NAME → {points, labels})",
-             test=_texts_or_mapping, convert=lines_text, parse=str, repeat=True)
+             test=_texts_or_mapping, convert=line_specs, parse=str, repeat=True, plain=_texts)
 MASKS = Kind(accepts="x1,y1,x2,y2,x3,y3[,...] (repeatable: one polygon each)", test=_texts_or_mapping,
-             convert=masks_text, parse=str, repeat=True)
+             convert=mask_specs, parse=str, repeat=True, plain=_texts)

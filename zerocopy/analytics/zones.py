@@ -16,7 +16,7 @@ from zerocopy.analytics.counts import changed
 from zerocopy.analytics.geometry import bottom_centres, inside
 from zerocopy.analytics.objects import InputState, ObjectStage
 from zerocopy.analytics.records import Occupancy
-from zerocopy.analytics.specs import zones_of
+from zerocopy.analytics.specs import ZoneSpec
 from zerocopy.detections import Detections
 from zerocopy.stages.base import InputInfo
 from zerocopy.track import ObjectEvent
@@ -42,13 +42,14 @@ class _Object:
 
 
 class Zones(ObjectStage):
-    """The zones of each input (its own, else the run's)."""
+    """The zones of each input (its own, else the run's), as `RunConfig.zones` and `InputSettings.zones` hold them:
+    read once, into their specs."""
 
     name = "zones"
     kind = "zone"
 
-    def __init__(self, zones: Sequence[str], names: Sequence[str] | None):
-        super().__init__(names, zones_of(zones))
+    def __init__(self, zones: Sequence[ZoneSpec], names: Sequence[str] | None):
+        super().__init__(names, zones)
         self.run_zones = tuple(zones)
         self._objects: dict[int, dict[int, _Object]] = {}
         self._counts: dict[int, dict[tuple[str, str], int]] = {}  # per input: (zone, label) → objects in it now
@@ -56,7 +57,7 @@ class Zones(ObjectStage):
 
     def specs_of(self, input: InputInfo) -> list:
         own = input.settings.zones
-        return zones_of(own if own is not None else self.run_zones)
+        return list(own if own is not None else self.run_zones)
 
     def begin(self, input: InputInfo) -> None:
         super().begin(input)

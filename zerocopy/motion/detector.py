@@ -65,9 +65,9 @@ AFTER_WHOLE_SCENE = Motion(calibrating=True, whole_scene=True)
 class MotionDetector:
     """`__call__(luma, t, source)` → `Motion`: `luma` a uint8 picture (any size; cropped to whole cells), `t` the
     frame's media time in seconds, `source` the decoded frame's (width, height), where the `masks` (polygons in its
-    pixels, or fractions of it: `analytics.specs.parse_mask`) are placed on the first frame. One per input. With
-    `boxes` False the records carry none (joining the cells is the one step whose cost grows with the motion: ~0.5 ms
-    with half the picture moving; only drawing needs them)."""
+    pixels, or fractions of it: `RunConfig.motion_mask`'s points) are placed on the first frame. One per input.
+    With `boxes` False the records carry none (joining the cells is the one step whose cost grows with the motion:
+    ~0.5 ms with half the picture moving; only drawing needs them)."""
 
     def __init__(self, threshold: int = 25, masks: Sequence[Points] = (), cell: int = CELL, boxes: bool = True):
         self.threshold, self.masks, self.cell, self.boxes = float(threshold), tuple(masks), cell, boxes

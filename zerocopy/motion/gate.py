@@ -29,7 +29,6 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from zerocopy.analytics.geometry import Points
-from zerocopy.analytics.specs import parse_mask
 from zerocopy.config import RunConfig
 from zerocopy.decode.base import GUESSED_RATE
 from zerocopy.motion.detector import Motion, MotionDetector
@@ -86,7 +85,7 @@ class MotionSpec:
         if not config.motion:
             return None
         return cls(luma=luma, threshold=config.motion_threshold, keepalive=config.motion_keepalive, busy=busy,
-                   masks=tuple(parse_mask(m) for m in config.motion_mask), boxes=config.draw_motion)
+                   masks=tuple(m.points for m in config.motion_mask), boxes=config.draw_motion)
 
 
 class MotionGate:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zerocopy import __version__
-from zerocopy.analytics.specs import lines_of, zones_of
 from zerocopy.catalog import CATALOG
 from zerocopy.config import RunConfig
 from zerocopy.postprocess import UNNAMED
@@ -80,7 +79,7 @@ def entity_labels(settings: dict[str, Any]) -> list[str]:
     known = model_labels(config)
     if known is not None and len(known) <= FEW_LABELS:
         return _unique(known)
-    named = [label for spec in [*zones_of(config.zones), *lines_of(config.lines)] for label in spec.labels]
+    named = [label for spec in [*config.zones, *config.lines] for label in spec.labels]
     return _unique([label for label in known or () if label.lower() == "person"] + named)
 
 
@@ -106,7 +105,7 @@ def zone_labels(settings: dict[str, Any], labels: Sequence[str]) -> dict[str, li
     config = RunConfig.make(settings)
     reported = {c.lower() for c in config.classes} if config.classes else None
     out = {}
-    for zone in zones_of(config.zones):
+    for zone in config.zones:
         own = _unique(zone.labels)
         out[zone.name] = [x for x in own if reported is None or x in reported] if own else list(labels)
     return out

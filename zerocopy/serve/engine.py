@@ -1,8 +1,8 @@
 """`zerocopy serve`'s engine: the cameras of a config, run at once.
 
 The engine owns the service's compiled models (`CompiledModels`): each model is compiled once per device for
-the service's life. Cameras that compile the same way (same model and run settings; `detect_fps` and
-`classes` may differ, they are each camera's own: `config.INPUT_SETTINGS`) share one `Detector`, made once,
+the service's life. Cameras that compile the same way (same model and run settings; those declared
+`per_input`, `detect_fps` or `zones`, may differ: they are each camera's own) share one `Detector`, made once,
 and one parallel run on a thread of its own. Each camera reconnects on its own (`reconnect`, `retry_open`:
 one that is down at start is waited for) and, when its input ends anyway (a network file's end, an error,
 a failed request), is opened again by its own feeder after a back-off (`pipeline.Reopen`): the other cameras
@@ -15,7 +15,6 @@ publisher and then releases the compiled models.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -23,7 +22,7 @@ from typing import Any
 
 from zerocopy.api import Detector
 from zerocopy.catalog.fetch import cache_dir
-from zerocopy.config import INPUT_SETTINGS, RunConfig
+from zerocopy.config import INPUT_SETTINGS, InputSettings, RunConfig
 from zerocopy.decode.live import watch_open_failures
 from zerocopy.errors import ZeroCopyError
 from zerocopy.infer.compiled import CompiledModels
@@ -34,7 +33,6 @@ from zerocopy.publish import MqttPublisher, MqttTarget
 from zerocopy.publish.homeassistant import announce
 from zerocopy.redaction import redact_text
 from zerocopy.serve.cameras import Camera
-from zerocopy.serve.config import SERVICE_SETTINGS
 from zerocopy.serve.recording import Recordings
 from zerocopy.serve.routes import Health
 from zerocopy.serve.status import CameraState, CameraStatus
@@ -54,19 +52,18 @@ class Group:
     """Cameras that share one compiled model: one `Detector` for the service's life, one parallel run at a time
     (started again only when it ends as a whole)."""
 
-    def __init__(self, settings: dict[str, Any], cameras: list[Any], say: Callable[[str], None],
+    def __init__(self, config: RunConfig, cameras: list[Any], say: Callable[[str], None],
                  node: str | None = None, models: CompiledModels | None = None, reopen: Reopen = REOPEN,
                  storage: Storage | None = None):
-        self.settings, self.configs, self.say = settings, cameras, say
+        self.config, self.configs, self.say = config, cameras, say  # (`config`: what its cameras share)
         self.storage = storage  # the engine's: every camera's object events are kept there
         self.recordings: Recordings | None = None  # the engine's: each camera's clips (set by the engine)
         self.node = node
         self.models, self.reopen = models, reopen
         self.detector = None
-        model = settings.get("model", RunConfig().model)
-        self.cameras = [Camera(c.name, c.source, model) for c in cameras]
+        self.cameras = [Camera(c.name, c.source, config.model) for c in cameras]
         for camera, c in zip(self.cameras, cameras, strict=True):  # its zones and lines, drawn on latest.jpg
-            camera.overlay = Overlay.of(RunConfig.make(c.settings))
+            camera.overlay = Overlay.of(c.run)
         self.thread: threading.Thread | None = None
         self.stopping = threading.Event()
         self.with_detections = False
@@ -79,13 +76,14 @@ class Group:
 
     def _serve(self, publisher: Any, pictures: bool) -> None:
         delay = RESTART_S[0]
-        run_settings = {**self.settings, **SERVICE_SETTINGS, **({"node": self.node} if self.node else {}),
-                        **({"snapshots": str(self.storage.folder / "snapshots")} if self.storage is not None else {})}
+        config = self.config.replace(**({"node": self.node} if self.node else {}),
+                                     **({"snapshots": str(self.storage.folder / "snapshots")}
+                                        if self.storage is not None else {}))
         try:
             while not self.stopping.is_set():
                 try:
                     if self.detector is None:  # (a model that cannot be had yet is tried again)
-                        self.detector = Detector(config=RunConfig.make(run_settings), log=self.say, models=self.models)
+                        self.detector = Detector(config=config, log=self.say, models=self.models)
                     if not self.stopping.is_set():
                         self._run(self.detector, publisher, pictures)
                     delay = RESTART_S[0]
@@ -114,7 +112,7 @@ class Group:
                          clips=[self.recordings is not None and c.name in self.recordings.by_name
                                 for c in self.configs]),
                 [c.publish for c in self.configs]))
-        per_input = [{k: v for k, v in c.settings.items() if k in INPUT_SETTINGS} for c in self.configs]
+        per_input = [InputSettings.of(c.run) for c in self.configs]
         events = det.events([c.url for c in self.configs], keep_images=pictures, parallel=True,
                             cameras=[c.name for c in self.configs], per_input=per_input, reopen=self.reopen)
         feed(events, sinks, observe=lambda event: self._observe(det, event))
@@ -144,14 +142,20 @@ class Group:
         return True
 
 
-def group_cameras(cameras: Sequence[Any]) -> list[tuple[dict[str, Any], list[Any]]]:
-    """Cameras by what they compile: their settings without the per-camera ones (`INPUT_SETTINGS`)."""
-    groups: dict[str, tuple[dict[str, Any], list[Any]]] = {}
+def group_cameras(cameras: Sequence[Any]) -> list[tuple[RunConfig, list[Any]]]:
+    """Cameras by what they compile: their records (`CameraConfig.run`) with the run's defaults in place of each
+    camera's own settings (`INPUT_SETTINGS`, given each camera apart)."""
+    run = RunConfig()
+    groups: list[tuple[RunConfig, list[Any]]] = []
     for c in cameras:
-        shared = {k: v for k, v in c.settings.items() if k not in INPUT_SETTINGS}
-        key = json.dumps(shared, sort_keys=True, default=str)
-        groups.setdefault(key, (shared, []))[1].append(c)
-    return list(groups.values())
+        shared = c.run.replace(**{name: getattr(run, name) for name in INPUT_SETTINGS})
+        for config, members in groups:
+            if config == shared:
+                members.append(c)
+                break
+        else:
+            groups.append((shared, [c]))
+    return groups
 
 
 class PublishingCameras(NullSink):

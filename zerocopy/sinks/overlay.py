@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from zerocopy.analytics.geometry import place
-from zerocopy.analytics.specs import LineSpec, ZoneSpec, lines_of, zones_of
+from zerocopy.analytics.specs import LineSpec, ZoneSpec
 
 ZONE_COLOUR = (255, 160, 0)
 LINE_COLOUR = (0, 220, 255)
@@ -21,7 +21,7 @@ MOTION_COLOUR = (255, 0, 200)
 
 @dataclass(frozen=True, kw_only=True)
 class Overlay:
-    """One input's zones and lines (their specs, read once from `RunConfig.zones`/`lines`), and whether motion is
+    """One input's zones and lines (their specs, as `RunConfig.zones`/`lines` hold them), and whether motion is
     drawn."""
 
     zones: Sequence[ZoneSpec] = ()
@@ -34,8 +34,8 @@ class Overlay:
         there is nothing to draw."""
         zones = getattr(settings, "zones", None)
         lines = getattr(settings, "lines", None)
-        made = cls(zones=tuple(zones_of(config.zones if zones is None else zones)),
-                   lines=tuple(lines_of(config.lines if lines is None else lines)), motion=bool(config.draw_motion))
+        made = cls(zones=tuple(config.zones if zones is None else zones),
+                   lines=tuple(config.lines if lines is None else lines), motion=bool(config.draw_motion))
         return made if made.zones or made.lines or made.motion else None
 
     def draw(self, img: Image.Image, motion: Any = None) -> None:

@@ -11,8 +11,9 @@ import pytest
 from zerocopy.analytics.counts import InView
 from zerocopy.analytics.lines import Lines
 from zerocopy.analytics.records import LineCrossing, Occupancy
+from zerocopy.analytics.specs import MaskSpec, ZoneSpec
 from zerocopy.analytics.zones import Zones
-from zerocopy.config import InputSettings, RunConfig
+from zerocopy.config import InputSettings, RunConfig, input_settings
 from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError
 from zerocopy.frames import PreparedFrame
@@ -181,7 +182,7 @@ def test_a_zones_count_never_exceeds_its_cameras():
 
 def test_an_inputs_own_zones_replace_the_runs():
     stages = chain(zones=["left:0,0,320,0,320,360,0,360:min_frames=1"])
-    own = InputSettings(zones=("right:320,0,640,0,640,360,320,360:min_frames=1",))
+    own = input_settings({"zones": ["right:320,0,640,0,640,360,320,360:min_frames=1"]})
     events = run(stages, [boxes((500, 250))] * 4, own)
     assert {z for e in events for z in getattr(e, "entered_zones", ())} == {"right"}
 
@@ -220,17 +221,18 @@ def test_a_zone_and_a_line_may_not_share_a_name():
 
 def test_an_unknown_label_is_named():
     with pytest.raises(ConfigError, match="no label 'bus'"):
-        Zones(["z:0,0,1,0,1,1:labels=bus"], NAMES)
+        Zones(RunConfig(zones=["z:0,0,1,0,1,1:labels=bus"]).zones, NAMES)
 
 
 def test_the_api_takes_mappings():
     c = RunConfig(zones={"door": {"points": [[0, 0], [0.5, 0], [0.5, 1]], "labels": ["person"], "loiter_s": 5}},
                   lines={"gate": {"points": [0.5, 0, 0.5, 1]}})
-    assert c.zones == ("door:0,0,0.5,0,0.5,1:labels=person:loiter_s=5",)
-    assert c.lines == ("gate:0.5,0,0.5,1",)
+    assert c.zones == (ZoneSpec(name="door", points=((0, 0), (0.5, 0), (0.5, 1)), labels=("person",), loiter_s=5),)
+    assert c.to_dict()["zones"] == ("door:0,0,0.5,0,0.5,1:labels=person:loiter_s=5",)  # its one text form
+    assert c.to_dict()["lines"] == ("gate:0.5,0,0.5,1",)
 
 
 def test_a_motion_mask_may_be_pairs_as_zones_are():
-    assert RunConfig(motion_mask=[[0, 0], [1, 0], [1, 1]]).motion_mask == ("0,0,1,0,1,1",)
-    assert RunConfig(motion_mask=[[[0, 0], [1, 0], [1, 1]], "0,0,0.5,0,0.5,1"]).motion_mask == \
+    assert RunConfig(motion_mask=[[0, 0], [1, 0], [1, 1]]).motion_mask == (MaskSpec(((0, 0), (1, 0), (1, 1))),)
+    assert RunConfig(motion_mask=[[[0, 0], [1, 0], [1, 1]], "0,0,0.5,0,0.5,1"]).to_dict()["motion_mask"] == \
         ("0,0,1,0,1,1", "0,0,0.5,0,0.5,1")

@@ -9,7 +9,8 @@ import pytest
 from zerocopy.cli import main
 from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
-from zerocopy.serve.config import SERVICE_SETTINGS, ServeConfigError, default_node, load_config
+from zerocopy.serve.camera_config import SERVICE_SETTINGS
+from zerocopy.serve.config import ServeConfigError, default_node, load_config
 from zerocopy.serve.http_config import DEFAULT_LISTEN, parse_listen
 
 GOOD = """
@@ -64,8 +65,8 @@ def test_a_good_config_gives_every_camera_with_its_settings_and_its_secret_fille
     assert back.settings["model"] == "objects" and back.settings["threshold"] == 0.6  # [defaults] under its own
     assert back.publish is False and front.publish is True
     assert garage.enabled is False
-    for camera in config.cameras:  # what the engine makes of them is a valid run
-        RunConfig.make({**camera.settings, **SERVICE_SETTINGS})
+    for camera in config.cameras:  # the record the engine runs: made once, of them and serve's
+        assert camera.run == RunConfig.make({**camera.settings, **SERVICE_SETTINGS})
 
 
 def test_defaults_without_http_node_or_publish(tmp_path):
@@ -87,7 +88,7 @@ def test_a_camera_that_anonymises_gets_no_default_that_anonymise_refuses(tmp_pat
     assert door.settings == {"model": "face", "anonymise": "face"}
     assert yard.settings == {"model": "person", "detect_fps": 2, "motion": True}
     for camera in config.cameras:
-        RunConfig.make({**camera.settings, **SERVICE_SETTINGS})
+        assert camera.run == RunConfig.make({**camera.settings, **SERVICE_SETTINGS})
 
 
 def test_every_problem_is_listed_on_a_line_naming_its_table_and_key(tmp_path):
@@ -337,7 +338,7 @@ def test_the_docs_config_is_valid_and_runs_the_default_model(tmp_path):
     (`objects`, issue 37) unless they name another; its recipes pull the models it uses."""
     import re
 
-    from zerocopy.serve.config import CAMERA_DEFAULTS
+    from zerocopy.serve.camera_config import CAMERA_DEFAULTS
 
     doc = (Path(__file__).resolve().parents[3] / "docs" / "serve.md").read_text()
     text = next(b for b in re.findall(r"```toml\n(.*?)```", doc, flags=re.S) if "[publish]" in b)  # the full one

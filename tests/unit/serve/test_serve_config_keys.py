@@ -113,8 +113,9 @@ def test_nothing_else_is_said(found):
 
 def test_each_frigate_name_is_a_key_serve_takes_or_a_table_s():
     """A suggestion names a key that exists (or `[table] key`), never one serve would refuse in turn."""
+    from zerocopy.serve.camera_config import CAMERA_KEYS, CAMERA_SETTINGS
     from zerocopy.serve.checks import FRIGATE_KEYS
-    from zerocopy.serve.config import CAMERA_KEYS, CAMERA_SETTINGS, PUBLISH_KEYS, TOP_KEYS
+    from zerocopy.serve.config import PUBLISH_KEYS, TOP_KEYS
     from zerocopy.serve.storage_config import STORAGE_KEYS
 
     known = {"top": TOP_KEYS, "camera": CAMERA_KEYS + CAMERA_SETTINGS, "zone": ("points", "labels", "min_frames",
