@@ -222,6 +222,10 @@ class RunConfig:
     def settings(cls) -> tuple[dataclasses.Field, ...]:
         return dataclasses.fields(cls)
 
+    def switched_stages(self) -> list[str]:
+        """The stages its settings switch on ("module:Class", `setting(stage=…)`), in the declarations' order."""
+        return [f.metadata["stage"] for f in self.settings() if f.metadata.get("stage") and getattr(self, f.name)]
+
     @classmethod
     def _known(cls, names: Iterable[str]) -> None:
         """A `ConfigError` (not a `TypeError`) naming a setting that does not exist."""

@@ -95,8 +95,8 @@ def test_api_cameras_lists_every_camera_with_its_figures_and_no_secret(server):
     cams = {c["name"]: c for c in json.loads(body)}
     assert set(cams) == {"front", "back"}
     front, back = cams["front"], cams["back"]
-    # every field, the analytics' own at the top (`objects`, `zones`, `lines`, `motion`)
-    assert set(front) == {f for f in CameraStatus.__dataclass_fields__} - {"analytics"} | \
+    # every field, the analytics' own at the top (`objects`, `zones`, `lines`, `motion`; the figures are /metrics')
+    assert set(front) == {f for f in CameraStatus.__dataclass_fields__} - {"analytics", "figures"} | \
         {"objects", "zones", "lines", "motion", "recording"}
     assert front["state"] == "running" and front["path"] == "software" and front["model"] == "face"
     assert front["frames"] == 12 and front["inferences"] == 6 and front["fps"] > 0

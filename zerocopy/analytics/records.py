@@ -11,15 +11,22 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from zerocopy.publish.topics import count_topic
+from zerocopy.stages.figures import Family, Figures
+from zerocopy.stages.records import RecordBase
+
+IN_VIEW = Family(kind="gauge", name="zerocopy_objects", help="tracked objects in view now", labels=("label",))
+IN_ZONE = Family(kind="gauge", name="zerocopy_zone_objects", help="objects in a zone now", labels=("zone", "label"))
+CROSSINGS = Family(kind="counter", name="zerocopy_line_crossings", help="objects that crossed a line since the start",
+                   labels=("line", "direction", "label"))
 
 
 @dataclass(frozen=True, kw_only=True)
-class LineCrossing:
+class LineCrossing(RecordBase):
     """Tracked object `id` (its events' id; `tracker_id` in its input) crossed `line`: `direction` "in" from the
     line's right-hand side to its left (looking from its first point to its second), "out" the other way."""
 
     type: ClassVar[str] = "cross"
-    retained: ClassVar[bool] = False
+    logged: ClassVar[bool] = True
 
     id: str
     tracker_id: int
@@ -47,9 +54,12 @@ class LineCrossing:
         """Where it is also published, under the run's prefix: `CAMERA/lines/LINE`."""
         return f"{self.camera}/lines/{self.line}"
 
+    def measure(self, figures: Figures) -> None:
+        figures.add(CROSSINGS, (self.line, self.direction, self.label))
+
 
 @dataclass(frozen=True, kw_only=True)
-class Occupancy:
+class Occupancy(RecordBase):
     """`count` objects of `label` are now in view of `camera` (`zone` None) or in `zone`."""
 
     type: ClassVar[str] = "count"
@@ -77,3 +87,9 @@ class Occupancy:
 
     def to_mqtt(self, before: object = None) -> int:
         return self.count
+
+    def measure(self, figures: Figures) -> None:
+        if self.zone is None:
+            figures.set(IN_VIEW, (self.label,), self.count)
+        else:
+            figures.set(IN_ZONE, (self.zone, self.label), self.count)

@@ -53,7 +53,7 @@ class Camera:
         self.damage: Callable[[], Any] = lambda: None  # the open input's DamageReport now (set by the engine)
         self._past_reconnects = self._past_dropped = 0  # of the runs that ended (a run restarts after a failure)
         self._opened = False  # it has opened once: opening it again is a reconnection
-        self.tallies = Tallies()  # its zones', lines' and motion gate's figures
+        self.tallies = Tallies()  # its stages' figures (zones, lines, motion gate, …), from their records
         self.overlay: Overlay | None = None  # its zones and lines, drawn on latest.jpg (set by the engine)
         self.recording: Callable[[], Any] | None = None  # its recording's figures now (set by the engine)
 
@@ -76,14 +76,13 @@ class Camera:
                 self.error = f"cannot open yet: {why}"
 
     def frame(self, frame: PreparedFrame, detections: Detections, events: Sequence[Any] = ()) -> None:
-        """A frame's result, with the `events` it made (object events, crossings, counts)."""
+        """A frame's result, with the records its stages made (`stages.records`: events, counts, motion…)."""
         now = time.perf_counter()
         with self.lock:
             self.state = "running"
             if self._run_path is not None:  # the run's first frame (a run after a restart may have a new path)
                 self.path, self._run_path = self._run_path, None
             self.events += self.tallies.events(events)
-            self.tallies.frame(frame)
             self.frames += 1
             self.last_frame_time = time.time()
             self._times.append(now)
@@ -152,7 +151,8 @@ class Camera:
                     (damage.packets_failed + damage.corrupt_frames) if damage is not None else 0),
                 events=self.events, events_dropped=events_dropped,
                 last_frame_time=self.last_frame_time, error=self.error, analytics={**self.tallies.to_json(),
-                                                                                      "recording": recording})
+                                                                                      "recording": recording},
+                figures=self.tallies.figures.copy())
 
     def latest_jpeg(self, names: Sequence[str]) -> bytes | None:
         """The last frame with its boxes drawn, as JPEG bytes: encoded once per frame, when first asked for (from

@@ -7,6 +7,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from zerocopy.stages.figures import Figures
+
 STATES = ("starting", "running", "reconnecting", "stopped", "failed")
 
 
@@ -44,9 +46,11 @@ class CameraStatus:
     last_frame_time: float | None
     error: str | None
     analytics: dict[str, Any] = dataclasses.field(default_factory=dict)  # `serve.tallies.Tallies.to_json()`
+    figures: Figures = dataclasses.field(default_factory=Figures, repr=False, compare=False)  # `/metrics`' (a copy)
 
     def to_json(self) -> dict[str, Any]:
         """Its fields, and the analytics' at the top: `objects`, `zones`, `lines`, `motion`."""
-        out = dataclasses.asdict(self)
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        del out["figures"]
         analytics = out.pop("analytics")
         return {**out, **analytics}

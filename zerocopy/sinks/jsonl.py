@@ -9,13 +9,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from zerocopy.analytics.records import LineCrossing
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.postprocess.maps import summary
 from zerocopy.sinks import NullSink
 from zerocopy.sinks.files import STDOUT, Staged, close_whole, output_error
-from zerocopy.track import ObjectEvent
 
 
 class Lines:
@@ -121,8 +119,8 @@ class JsonlSink(_LinesSink):
 
 
 class EventsSink(_LinesSink):
-    """`--events FILE`: one JSON line per object event (`track.ObjectEvent.to_record()`) and line crossing
-    (`analytics.records.LineCrossing`), as it happens."""
+    """`--events FILE`: one JSON line per event (a record that is `logged`, `stages.records`: the tracked objects'
+    `new`/`update`/`loiter`/`end`, line crossings), as it happens; states (counts, motion) and files are not events."""
 
     def __init__(self, target: str, option: str = "--events"):
         self._lines = Lines(target, option)
@@ -133,6 +131,6 @@ class EventsSink(_LinesSink):
 
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
         for event in events:
-            if isinstance(event, ObjectEvent | LineCrossing):  # (a count is a state, a snapshot a file: not events)
+            if event.logged:
                 self._lines.write(event.to_record())
                 self.written += 1

@@ -10,17 +10,17 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from zerocopy.analytics.records import LineCrossing, Occupancy
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.sinks import NullSink
-from zerocopy.snapshots.stage import SnapshotSaved
+from zerocopy.stages.records import Record
 from zerocopy.track import ObjectEvent
 
 
 class MqttSink(NullSink):
     """Events to `PREFIX/CAMERA/events` in a Frigate-like envelope (`ObjectEvent.to_mqtt`), line crossings there
-    and on `PREFIX/CAMERA/lines/LINE`, counts retained on `PREFIX/CAMERA/LABEL` and `PREFIX/CAMERA/ZONE/LABEL`;
+    and on `PREFIX/CAMERA/lines/LINE`, counts retained on `PREFIX/CAMERA/LABEL` and `PREFIX/CAMERA/ZONE/LABEL`,
+    snapshots on `PREFIX/CAMERA/LABEL/snapshot`, motion on `PREFIX/CAMERA/motion` (the table in `stages.records`);
     with `detections`, per-frame detections to `PREFIX/CAMERA/detections`. `cameras` names each input."""
 
     def __init__(self, publisher: Any, names: Sequence[str], cameras: Sequence[str], detections: bool = False,
@@ -43,20 +43,19 @@ class MqttSink(NullSink):
             "detections": detections.to_records(self.names or None)})
 
     def on_events(self, events: Sequence[Any], input: int = 0) -> None:
+        """Each record as its protocol says (`stages.records`): an event on its camera's events topic, and on its
+        own topic if it has one (retained if it is a state); a tracked object's with its previous event."""
         for event in events:
-            match event:
-                case Occupancy():  # a count: retained on its own topic (its label made a level)
-                    self.publisher.send(event.topic, event.to_mqtt(), retain=True)
-                case SnapshotSaved():  # the JPEG, retained on CAMERA/LABEL/snapshot (Frigate's)
-                    self.publisher.send(event.topic, event.jpeg, retain=True)
-                case LineCrossing():  # with the events, and on its line's topic
-                    payload = event.to_mqtt()
-                    self.publisher.event(event.camera, payload)
-                    self.publisher.send(event.topic, payload)
-                case ObjectEvent():
-                    self._object(event, input)
-                case _:
-                    raise TypeError(f"MqttSink: no topic for a {type(event).__name__}")
+            if isinstance(event, ObjectEvent):
+                self._object(event, input)
+                continue
+            if not isinstance(event, Record):
+                raise TypeError(f"MqttSink: a {type(event).__name__} is not a record (stages.records)")
+            payload = event.to_mqtt()
+            if event.logged:
+                self.publisher.event(event.camera, payload)
+            if event.topic is not None:
+                self.publisher.send(event.topic, payload, retain=event.retained)
 
     def _object(self, event: ObjectEvent, input: int) -> None:
         """A tracked object's event on the events topic, with Frigate's `before` (its previous event)."""

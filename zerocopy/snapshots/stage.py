@@ -31,6 +31,7 @@ from zerocopy.publish.topics import snapshot_topic
 from zerocopy.resize.vaapi import SurfaceDownload
 from zerocopy.snapshots.writer import Job, SnapshotWriter, Still, Written
 from zerocopy.stages.base import InputInfo, StageBase
+from zerocopy.stages.records import RecordBase
 from zerocopy.track import ObjectEvent
 from zerocopy.track.times import media_time
 
@@ -58,12 +59,12 @@ class _Best:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SnapshotSaved:
+class SnapshotSaved(RecordBase):
     """A snapshot of object `id` was written (`snapshot`, `thumbnail`): published retained on MQTT's
     `CAMERA/LABEL/snapshot` (the JPEG, Frigate's topic), and attached to the object's record in serve's store."""
 
     type: ClassVar[str] = "snapshot"
-    retained: ClassVar[bool] = False
+    retained: ClassVar[bool] = True  # the latest picture of the label, on its topic
 
     id: str
     camera: str
@@ -80,6 +81,9 @@ class SnapshotSaved:
     def to_record(self) -> dict:
         return {"type": self.type, "id": self.id, "camera": self.camera, "label": self.label,
                 "snapshot": self.snapshot, "thumbnail": self.thumbnail, "final": self.final}
+
+    def to_mqtt(self, before: object = None) -> bytes:
+        return self.jpeg
 
 
 @dataclass(kw_only=True)

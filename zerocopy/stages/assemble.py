@@ -3,7 +3,7 @@ path (its region input) that is being tried."""
 
 from __future__ import annotations
 
-import importlib
+import pkgutil
 from collections.abc import Sequence
 
 import openvino as ov
@@ -57,10 +57,4 @@ def declared_stages(config: RunConfig, names: Sequence[str] | None) -> list[Stag
     """The stages switched on by settings declared with `stage="module:Class"` (`config.setting`), in the
     declarations' order, each made with the run's config and the model's labels: they see the tracked objects'
     events after the zones and lines have added to them."""
-    out: list[Stage] = []
-    for f in RunConfig.settings():
-        target = f.metadata.get("stage")
-        if target and getattr(config, f.name):
-            module, _, name = target.partition(":")
-            out.append(getattr(importlib.import_module(module), name)(config, names))
-    return out
+    return [pkgutil.resolve_name(target)(config, names) for target in config.switched_stages()]

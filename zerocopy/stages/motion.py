@@ -17,19 +17,71 @@ frame leaves behind, so a feeder thread may call it while the main thread runs t
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
 from zerocopy.stages.base import InputInfo, StageBase
+from zerocopy.stages.figures import Family, Figures
+from zerocopy.stages.records import RecordBase
 from zerocopy.track.times import media_time, went_back
 
 MOVED_SHARE = 0.1  # a tracked box's centre moving this share of its larger side: the object moves
 MOVING_S = 1.0  # an object counts as moving for this long after it last moved that much
 ALL_MOTION_S = 60.0  # the window (a time constant) over which a scene is judged all motion
 ALL_MOTION_SHARE = 0.9  # motion on this share of that window: the scene is all motion
+REFRESH_S = 1.0  # while its counts move and its state does not, a camera's `MotionState` is said this often (media)
+
+ACTIVE = Family(kind="gauge", name="zerocopy_motion_active", help="1 while the motion gate sees motion")
+ALL_MOTION = Family(kind="gauge", name="zerocopy_motion_all", help="1 while the scene has been all motion for a "
+                    "minute (rain, wind in trees: the gate then infers at detect_fps)")
+SKIPPED = Family(kind="counter", name="zerocopy_inferences_skipped", help="frames the motion gate left uninferred "
+                 "(nothing moved) since the start")
+WHOLE_SCENE = Family(kind="counter", name="zerocopy_motion_whole_scene", help="times the whole picture moved at "
+                     "once (an IR switch, rain, a shaken camera) since the start")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MotionState(RecordBase):
+    """What the motion gate of `camera` sees now and has saved so far (a record, `stages.records`): said when motion
+    starts or stops, a whole-scene episode begins or ends, or the scene turns all motion or stops being so, and at most
+    every `REFRESH_S` of media time while only its counts move. Published retained on `CAMERA/motion` as Frigate's
+    `ON`/`OFF` when `active` changed (`news`); its counts are the stage's own (`MotionCounts`, over the camera's
+    openings)."""
+
+    type: ClassVar[str] = "motion"
+    retained: ClassVar[bool] = True
+
+    camera: str
+    active: bool
+    all_motion: bool
+    whole_scene: bool
+    inferences_skipped: int
+    whole_scene_episodes: int
+    frame_time: float
+    news: bool = False  # `active` changed with it
+
+    @property
+    def topic(self) -> str | None:
+        return f"{self.camera}/motion" if self.news else None
+
+    def to_record(self) -> dict:
+        return {"type": self.type, "camera": self.camera, "active": self.active, "all_motion": self.all_motion,
+                "whole_scene": self.whole_scene, "inferences_skipped": self.inferences_skipped,
+                "whole_scene_episodes": self.whole_scene_episodes, "frame_time": round(self.frame_time, 3)}
+
+    def to_mqtt(self, before: object = None) -> str:
+        return "ON" if self.active else "OFF"
+
+    def measure(self, figures: Figures) -> None:
+        figures.set(ACTIVE, (), float(self.active))
+        figures.set(ALL_MOTION, (), float(self.all_motion))
+        figures.set(SKIPPED, (), self.inferences_skipped)
+        figures.set(WHOLE_SCENE, (), self.whole_scene_episodes)
 
 
 @dataclass(kw_only=True)
@@ -99,6 +151,8 @@ class _Live:
     anchors: dict[int, tuple[float, float]] = field(default_factory=dict)  # id → where it was last seen moving from
     moved: dict[int, float] = field(default_factory=dict)  # id → the media time it last moved
     last_seen: dict[int, float] = field(default_factory=dict)  # id → the media time it was last inferred at
+    said: MotionState | None = None  # the last state said of it
+    said_t: float = -math.inf  # and the media time it was said at
 
 
 class MotionStage(StageBase):
@@ -134,7 +188,24 @@ class MotionStage(StageBase):
         self._count(live, frame, dt)
         if frame.inferred and detections is not None and detections.tracker_id is not None:
             self._objects(live, detections, t)
-        return detections, []
+        return detections, self._state(input, live, bool(frame.motion.moving), t)
+
+    def _state(self, input: int, live: _Live, moving: bool, t: float | None) -> list:
+        """A `MotionState` if the camera's changed, or its counts moved `REFRESH_S` after the last said (t None:
+        its input ended: said if motion was on)."""
+        c, last = live.counts, live.said
+        now = MotionState(camera=self._cameras[input], active=moving, all_motion=live.scene.all_motion,
+                          whole_scene=live.whole, inferences_skipped=c.inferences_skipped,
+                          whole_scene_episodes=c.whole_scene_episodes, frame_time=time.time())
+        flags = (now.active, now.all_motion, now.whole_scene)
+        if last is not None and flags == (last.active, last.all_motion, last.whole_scene):
+            counts_moved = (now.inferences_skipped, now.whole_scene_episodes) != \
+                (last.inferences_skipped, last.whole_scene_episodes)
+            if t is None or not counts_moved or t - live.said_t < REFRESH_S:
+                return []
+        now = replace(now, news=last is None or last.active != now.active)
+        live.said, live.said_t = now, t if t is not None else live.said_t
+        return [now]
 
     def _count(self, live: _Live, frame: PreparedFrame, dt: float) -> None:
         m, c = frame.motion, live.counts
@@ -188,8 +259,11 @@ class MotionStage(StageBase):
         return live is not None and live.scene.all_motion
 
     def end(self, input: int) -> list:
-        self._live.pop(input, None)
-        return []
+        """A camera whose motion was on says it is off (its input ended)."""
+        live = self._live.pop(input, None)
+        if live is None or live.said is None or not live.said.active:
+            return []
+        return self._state(input, live, False, None)
 
     def report(self) -> MotionStage | None:
         """Itself, once an input ran with `--motion` (a run without it has no `motion` section)."""

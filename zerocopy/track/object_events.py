@@ -16,11 +16,12 @@ import secrets
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from zerocopy.detections import Detections, box_iou
+from zerocopy.stages.records import RecordBase
 
 MOVED_IOU = 0.8  # a box whose IoU with the last published one is below this has moved: worth an update
 SCORE_CHANGE = 0.1  # likewise a score that changed by this much
@@ -29,13 +30,13 @@ _ID_CHARS = string.ascii_lowercase + string.digits
 
 
 @dataclass(frozen=True, kw_only=True)
-class ObjectEvent:
+class ObjectEvent(RecordBase):
     """What one tracked object did: `type` is `new`, `update` or `end` (and, with zones, `loiter`). `id` is
     unique across runs and machines (Frigate's form: start time and six random characters); `tracker_id` is the
     object's id in its input's `Detections.tracker_id`. `box` is (x1, y1, x2, y2) in source-frame pixels;
-    `frames` counts the inferred frames it was found in."""
+    `frames` counts the inferred frames it was found in. A record (`stages.records`): an event, on the events topic."""
 
-    retained: ClassVar[bool] = False  # an event, not a state (`analytics.records.Occupancy`)
+    logged: ClassVar[bool] = True
 
     type: str
     id: str
@@ -58,6 +59,8 @@ class ObjectEvent:
     zone: str | None = None  # a `loiter` event's zone
     has_snapshot: bool = False  # a snapshot of it is written, or being written (serve's snapshots)
     has_clip: bool = False  # a clip of it will be written (serve's recording)
+    # what a stage after tracking adds of its own (`{"dwell": {…}}`): in the record, and in MQTT's payload and `after`
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_record(self) -> dict:
         """The event as one JSON Lines record (`--events`)."""
@@ -72,6 +75,7 @@ class ObjectEvent:
             "current_zones": list(self.current_zones), "entered_zones": list(self.entered_zones),
             **({"zone": self.zone} if self.zone is not None else {}),
             **({"has_snapshot": True} if self.has_snapshot else {}), **({"has_clip": True} if self.has_clip else {}),
+            **self.extra,
         }
 
     def _frigate(self) -> dict:
@@ -86,7 +90,7 @@ class ObjectEvent:
             "score": round(self.score, 4), "box": [x1, y1, x2, y2], "area": w * h,
             "ratio": round(w / h, 3) if h else 0.0, "active": self.type != "end", "stationary": False,
             "current_zones": list(self.current_zones), "entered_zones": list(self.entered_zones),
-            "has_snapshot": self.has_snapshot, "has_clip": self.has_clip,
+            "has_snapshot": self.has_snapshot, "has_clip": self.has_clip, **self.extra,
         }
 
     def to_mqtt(self, before: ObjectEvent | None = None) -> dict:

@@ -15,6 +15,7 @@ from zerocopy.pipeline import FrameDone, InputBegin, InputEnd, InputOutcome
 from zerocopy.serve.config import parse_config
 from zerocopy.serve.engine import Engine
 from zerocopy.serve.routes import metrics_registry
+from zerocopy.track import ObjectEvent
 
 W, H = 64, 36
 
@@ -31,6 +32,13 @@ def done(index: int, input: int = 0, events: tuple = ()) -> FrameDone:
 
 def begin(input: int = 0) -> InputBegin:
     return InputBegin(f"cam{input}", 25.0, None, input)
+
+
+def obj(kind: str) -> ObjectEvent:
+    """A tracked object's event, as tracking makes it."""
+    return ObjectEvent(type=kind, id="1.0-abcdef", tracker_id=1, node="box", camera="front", source="cam0",
+                       label="person", score=0.9, top_score=0.9, box=(1, 2, 3, 4), start_time=1.0, end_time=None,
+                       frame_time=1.5, first_pts=0.0, last_pts=1.0, frames=3)
 
 
 def end(input: int = 0, error: str | None = None, began: bool = True, events: tuple = ()) -> InputEnd:
@@ -81,9 +89,9 @@ def test_a_run_counts_each_cameras_frames_and_events_and_says_how_it_ended(confi
     engine = Engine(config.cameras, None, say=lambda msg: None)
     group, = engine.groups
     det = FakeDetector("copy", [
-        begin(0), begin(1), done(0, 0, ("new", "update")), done(0, 1), done(1, 0), done(1, 1, ("new",)),
-        end(0, events=("end",)), end(1, error="cam1: gone"), end(2, error="cam2: cannot open", began=False,
-                                                                  events=("never told",))])
+        begin(0), begin(1), done(0, 0, (obj("new"), obj("update"))), done(0, 1), done(1, 0), done(1, 1, (obj("new"),)),
+        end(0, events=(obj("end"),)), end(1, error="cam1: gone"), end(2, error="cam2: cannot open", began=False,
+                                                                      events=(obj("end"),))])
     group._run(det, None, pictures=False)
     front, back, side = engine.cameras()
     # front's stream ended on its own: the run is over, so serve opens it again (docs/serve.md)

@@ -46,9 +46,9 @@ def test_without_recording_no_clip_is_promised():
     assert pub.calls[0][2]["after"]["has_clip"] is False
 
 
-def test_a_record_of_a_kind_it_does_not_know_is_an_error_not_a_line_crossing():
-    """Issue 37, item 3: the sink dispatches on each record's type; a new kind of record (a stage's own) that no sink
-    was taught used to go out on the events topic as if it were a crossing."""
+def test_an_object_that_is_no_record_is_an_error_not_a_line_crossing():
+    """Issue 37, item 3: a kind of event that does not speak the records' protocol (`stages.records`) used to go out
+    on the events topic as if it were a crossing."""
     import dataclasses
 
     import pytest
@@ -62,6 +62,47 @@ def test_a_record_of_a_kind_it_does_not_know_is_an_error_not_a_line_crossing():
             return {"type": self.type}
 
     pub = Calls()
-    with pytest.raises(TypeError, match="no topic for a Dwell"):
+    with pytest.raises(TypeError, match="a Dwell is not a record"):
         MqttSink(pub, ["person"], ["door"]).on_events([Dwell()])
     assert pub.calls == []
+
+
+def test_a_new_kind_of_record_goes_where_its_protocol_says_without_the_sink_knowing_it():
+    """Issue 37, item 3: a stage's own record (a state on its own retained topic, an event on the events topic) needs
+    no change to the sink."""
+    import dataclasses
+    from typing import ClassVar
+
+    from zerocopy.stages.records import Record, RecordBase
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Level(RecordBase):
+        type: ClassVar[str] = "level"
+        retained: ClassVar[bool] = True
+        camera: str
+        value: int
+
+        @property
+        def topic(self):
+            return f"{self.camera}/level"
+
+        def to_record(self):
+            return {"type": self.type, "camera": self.camera, "value": self.value}
+
+        def to_mqtt(self, before=None):
+            return self.value
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Knock(Level):
+        type: ClassVar[str] = "knock"
+        logged: ClassVar[bool] = True
+        retained: ClassVar[bool] = False
+
+        @property
+        def topic(self):
+            return None
+
+    pub = Calls()
+    assert isinstance(Level(camera="door", value=3), Record)
+    MqttSink(pub, ["person"], ["door"]).on_events([Level(camera="door", value=3), Knock(camera="door", value=1)])
+    assert pub.calls == [("send", "door/level", 3, True), ("event", "door", 1)]

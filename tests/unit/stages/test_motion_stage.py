@@ -119,3 +119,29 @@ def test_inputs_are_apart_and_a_restart_forgets_the_objects():
     assert set(stage.summary()["cameras"]) == {"cam0", "cam1"}
     stage.end(0)
     assert not stage.busy(0) and stage.summary()["cameras"]["cam0"]["frames"] == 45
+
+
+def test_it_says_its_state_when_it_changes_and_its_counts_at_most_every_refresh():
+    """Issue 37, item 3: the motion gate's state is the stage's own record (`MotionState`), so serve's figures come
+    from it and not from a second count; Frigate's `CAMERA/motion` ON/OFF goes out when motion starts or stops."""
+    from zerocopy.stages.motion import REFRESH_S, MotionState
+    from zerocopy.stages.records import Record
+
+    stage = begun(MotionStage())
+    said = []
+    motions = [STILL] * 5 + [MOVING] * 3 + [STILL] * 40
+    for i, m in enumerate(motions):
+        skipped = "motion" if m is STILL and i >= 8 else None
+        said += [(i, r) for r in stage(frame(i, m, inferred=skipped is None, skipped_by=skipped), None, 0)[1]]
+    assert all(isinstance(r, MotionState) and isinstance(r, Record) for _, r in said)
+    news = [(i, r.active) for i, r in said if r.news]
+    assert news == [(0, False), (5, True), (8, False)]  # the first state, motion on, motion off
+    assert [r.topic for i, r in said if r.news] == ["cam0/motion"] * 3 and said[1][1].to_mqtt() == "ON"
+    refreshes = [i for i, r in said if not r.news]
+    assert refreshes and all(r.topic is None for i, r in said if not r.news)
+    assert all(b - a >= REFRESH_S * FPS for a, b in zip([8, *refreshes], refreshes, strict=False))
+    assert said[-1][1].inferences_skipped <= stage.summary()["inferences_skipped"] == 40
+    stage(frame(len(motions), MOVING), None, 0)
+    ended = stage.end(0)  # motion was on: the camera says it is off
+    assert [(r.active, r.news) for r in ended] == [(False, True)]
+    assert begun(MotionStage()).end(0) == []
