@@ -1,6 +1,6 @@
 """The run loop shared by every path: `core.Pipeline` (compile, first-frame trial, results → events),
-`sequential.py` (inputs one after the other) and `parallel.py` (every input at once into one model);
-`events.py` holds what a run yields and sums up to."""
+`inputs.py` (the one input loop: inputs one after the other or all at once into one model), `parallel.py`
+(each input's feeder thread); `events.py` holds what a run yields and sums up to."""
 
 from zerocopy.pipeline.core import Pipeline
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputEnd, InputOutcome, RunResult

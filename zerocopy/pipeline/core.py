@@ -3,9 +3,9 @@ into events; and the rule for whether a failure refuses the path (so `auto` move
 input's or the model's.
 
 `Pipeline.events()` is a generator: the caller's loop drives it (pull-based), and closing it early
-releases everything. Inputs run one after the other (`sequential.py`) or all at once
-(`parallel.py`); either way the calling thread prepares, submits and delivers, decoders may run
-ahead on threads of their own and OpenVINO infers on its own. Results come out in frame order.
+releases everything. Inputs run one after the other or all at once through the one input loop
+(`inputs.py`): each input is read and prepared by a feeder thread (`parallel.py`), the calling thread
+submits and delivers, and OpenVINO infers on its own. Results come out in frame order.
 `stop()` (what the CLI's Ctrl-C does) stops reading and lets the requests in flight finish, so
 whatever the caller wrote stays valid.
 """
@@ -29,8 +29,8 @@ from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.names import camera_name
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
-from zerocopy.pipeline.parallel import Reopen, parallel_events
-from zerocopy.pipeline.sequential import sequential_events
+from zerocopy.pipeline.inputs import input_events
+from zerocopy.pipeline.parallel import Reopen
 from zerocopy.postprocess import label_indices
 from zerocopy.postprocess.maps import frame_map
 from zerocopy.refusals import Code, Reason
@@ -85,7 +85,7 @@ class Pipeline:
     raises `PathUnavailable`, so `auto` can go on to the next path with the reason.
     """
 
-    feeder_depth = 4  # frames each input's feeder may prepare ahead when inputs run at once
+    feeder_depth = 4  # frames each input's feeder may prepare ahead
 
     def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
                  keep_images: bool = False, stop_event: threading.Event | None = None, stages: Sequence[Stage] = (),
@@ -118,7 +118,6 @@ class Pipeline:
         self.skipped = 0  # frames --detect-fps left out
         self.per_input: list[InputSettings] = []  # each input's own settings (`config.INPUT_SETTINGS`)
         self.cameras: list[str] = []  # each input's name in events
-        self._feeders = False  # inputs are read by feeder threads (`parallel.py`)
 
     @property
     def device(self) -> str:
@@ -147,8 +146,8 @@ class Pipeline:
 
     def open(self, source: str, input: int = 0) -> FrameStream:
         # prepared and not yet bound at once: a batch being filled, the first frame primed, the one being
-        # prepared; with inputs at once, also what each feeder prepares ahead (and holds while it waits)
-        unbound = self.model.batch + 2 + (self.feeder_depth + 1 if self._feeders else 0)
+        # prepared, and what its feeder prepares ahead (and holds while it waits)
+        unbound = self.model.batch + 2 + self.feeder_depth + 1
         if self.stop_event.is_set():
             self.abandon.set()
         config = self._own(input).of_run(self.config)
@@ -286,23 +285,20 @@ class Pipeline:
         raises `PathUnavailable` before the first event; an input it cannot handle after that ends with
         its error in `InputEnd.outcome.error`. `result()` sums the run up once it is over.
 
-        One input after the other; or, with `inputs` > 1, all at once, each decoded on a thread of its
-        own and all feeding the one compiled model and request queue: events of different inputs
-        interleave, each input's frames in their order, and one input ending or failing does not stop
-        the others. With `reopen`, inputs are read that way whatever their number, and each one that ends is
-        opened again after a back-off (`parallel.Reopen`) until a stop."""
+        One input after the other; or, with `inputs` > 1, all at once, all feeding the one compiled model and
+        request queue: events of different inputs interleave, each input's frames in their order, and one input
+        ending or failing does not stop the others. Either way each input is decoded on a thread of its own
+        (`inputs.py`: one loop, a window of one input or of all). With `reopen`, inputs run all at once whatever
+        their number, and each one that ends is opened again after a back-off (`parallel.Reopen`) until a stop."""
         self.clock = RunClock()
         self.outcomes = []
         self.skipped = 0
         self.per_input = list(per_input or [])
         self.cameras = [camera_name(s) for s in sources] if cameras is None else list(cameras)
         self.abandon.clear()
-        self._feeders = reopen is not None or (self.inputs > 1 and len(sources) > 1)
+        window = len(sources) if reopen is not None or self.inputs > 1 else 1
         try:
-            if self._feeders:
-                yield from parallel_events(self, [str(s) for s in sources], max_frames, reopen)
-            else:
-                yield from sequential_events(self, [str(s) for s in sources], max_frames)
+            yield from input_events(self, [str(s) for s in sources], max_frames, window=window, reopen=reopen)
         except KeyboardInterrupt:  # e.g. a second Ctrl-C: what was delivered stays delivered
             self.interrupted = True
         finally:

@@ -1,6 +1,6 @@
-"""What the input loops (`sequential.py`: one input after the other; `parallel.py`: all at once) use of the run
-that drives them: the `Pipeline`'s half that opens inputs, compiles, tries the first frame and turns results into
-events. A contract of its own, so that the loops do not depend on the pipeline that depends on them."""
+"""What the input loop (`inputs.py`, inputs one after the other or all at once) and its feeders (`parallel.py`)
+use of the run that drives them: the `Pipeline`'s half that opens inputs, compiles, tries the first frame and turns
+results into events. A contract of its own, so that the loop does not depend on the pipeline that depends on it."""
 
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from zerocopy.pipeline.events import FrameDone, InputBegin, InputOutcome
 
 
 class RunLoop(Protocol):
-    """The run an input loop serves (`Pipeline`)."""
+    """The run the input loop serves (`Pipeline`)."""
 
     model: WrappedModel
     scheduler: InferenceScheduler | None
     committed: bool  # the first frame went through: events may leave
-    outcomes: list[InputOutcome]  # each input's, in the run's order
+    outcomes: list[InputOutcome]  # each started input's, in the run's order
     stop_event: threading.Event  # a stop: read no more, let the frames in flight finish
     abandon: threading.Event  # opens still waiting give up
     feeder_depth: int  # frames each input's feeder may prepare ahead
