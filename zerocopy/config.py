@@ -176,6 +176,9 @@ class RunConfig:
         (), LINES, "a line to count crossings of (repeatable): each crossing is a `cross` event, direction `in` "
         "from the line's right-hand side to its left looking from its first point to its second (implies --track)",
         "NAME:x1,y1,x2,y2[:labels=A,B]", per_input=True)
+    dwell: bool = setting(False, SWITCH, "with zones: how long each tracked object stayed in each zone, in its end "
+                          "event (dwell: zone → seconds), on /metrics and retained on CAMERA/ZONE/LABEL/dwell",
+                          stage="zerocopy.analytics.dwell:Dwell")
     snapshots: str | None = setting(
         None, text(), "write each tracked object's best picture into this folder (CAMERA/ID.jpg with its box drawn, "
         "and ID-thumb.jpg, its box): when it ends, and while it lasts at most every --snapshot-interval seconds; "
