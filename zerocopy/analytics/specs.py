@@ -93,7 +93,7 @@ def _options(parts: list[str], allowed: tuple[str, ...], what: str) -> dict[str,
 
 
 # names that are topic levels of their own under a camera (`CAMERA/lines/LINE`, `CAMERA/events`, ...)
-RESERVED = ("lines", "events", "detections", "snapshot", "available")
+RESERVED = ("lines", "events", "detections", "snapshot", "available", "motion")  # `motion`: the gate's ON/OFF
 
 
 def _name(name: str, what: str) -> str:

@@ -14,7 +14,8 @@ from zerocopy.serve.config import parse_config
 
 @pytest.mark.parametrize(("label", "level"), [
     ("front/door", "front_door"), ("snap#", "snap"), ("a+b", "a_b"), ("Person", "person"), ("x\0y", "x_y"),
-    ("traffic light", "traffic light"), ("/#+", "label"), ("events", "events_"), ("Snapshot", "snapshot_")])
+    ("traffic light", "traffic light"), ("/#+", "label"), ("events", "events_"), ("Snapshot", "snapshot_"),
+    ("motion", "motion_")])
 def test_a_label_is_made_one_topic_level(label, level):
     assert topic_label(label) == level
     assert topic_level_problem(level) is None
