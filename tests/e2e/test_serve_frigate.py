@@ -130,6 +130,7 @@ def test_a_frigate_config_runs_as_written(tmp_path, clip):
             wait_until(lambda: 1 in sub.on("frigate/front/face") and 1 in sub.on("frigate/front/porch/face"), 60,
                        "front's face counted, and in its zone")
             wait_until(lambda: sub.on("frigate/front/face/snapshot"), 60, "front's snapshot on Frigate's topic")
+            wait_until(lambda: sub.on("frigate/back/motion"), 60, "back's motion state on Frigate's topic")
             cams = serve.cameras()
             elapsed = serve.terminate()
         finally:
@@ -141,6 +142,7 @@ def test_a_frigate_config_runs_as_written(tmp_path, clip):
                 and t.endswith("/events")]  # Frigate's one topic only, not serve's per camera
     assert (event["camera"], event["label"], event["after"]["label"]) == ("front", "face", "face")
     assert sub.on("frigate/available/" + event["node"])[0] == "online"
+    assert set(sub.on("frigate/back/motion")) <= {"ON", "OFF"}  # Frigate's payloads, said when motion starts/stops
     said = "\n".join(serve.err)
     for line in ("detectors: not mapped", "model: not mapped", "ffmpeg.hwaccel_args: not mapped",
                  "birdseye: not mapped", "cameras.back.motion.contour_area: not mapped",
