@@ -12,6 +12,7 @@ remux needs (`StreamParams`).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -64,6 +65,16 @@ class Window:
     cut_at_gap: bool  # the time asked for reaches across a gap (a reconnection, a stall): the clip stops there
     late_start: bool  # the ring no longer (or not yet) held the start asked for: the clip starts later
     early_end: bool  # the stream had not reached the end asked for (it lagged, or recording stopped)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Followed:
+    """What `PacketRing.follow` found: the packets in the order they came, the cursor to ask from next, and whether
+    packets were evicted before this reader had them."""
+
+    packets: list[RecordedPacket]
+    cursor: int
+    lost: bool
 
 
 class PacketRing:
@@ -173,6 +184,28 @@ class PacketRing:
                     timeout)
             finally:
                 self._waiting -= 1
+
+    def params_of(self, segment: int) -> StreamParams | None:
+        """The stream parameters of `segment`, while it still has packets (or is the current one)."""
+        with self.changed:
+            return self._params.get(segment)
+
+    def follow(self, after: int, timeout: float) -> Followed:
+        """For a reader that follows the stream as it comes (continuous recording, live video): the packets added
+        after the `after`-th (`Followed.cursor` of its last call; 0: from the oldest held), waiting at most `timeout`
+        s for one. A reader too slow for the ring loses what was evicted first (`lost`, and it goes on from the
+        oldest held); it never holds the reading thread back."""
+        with self.changed:
+            self._waiting += 1
+            try:
+                self.changed.wait_for(lambda: self.packets_added > after, timeout)
+            finally:
+                self._waiting -= 1
+            oldest = self.packets_added - len(self._packets) + 1  # the number of the oldest packet held
+            start = after + 1 - oldest
+            lost = after > 0 and start < 0
+            packets = list(itertools.islice(self._packets, max(start, 0), None))
+            return Followed(packets=packets, cursor=self.packets_added, lost=lost)
 
     def poke(self) -> None:
         """Wake `wait_until` to check again (something else than the ring changed)."""

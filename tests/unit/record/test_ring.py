@@ -152,3 +152,31 @@ def test_windows_read_while_packets_come_and_go():
     reader.join()
     assert errors == []
     assert ring.stats()["bytes"] <= ring.max_bytes
+
+
+def test_a_follower_gets_every_packet_once_in_order_and_knows_what_it_lost():
+    """Issue 38: continuous recording and live video follow the ring by a cursor; one too slow loses the evicted
+    packets, says so, and goes on from the oldest held, never holding the reading thread back."""
+    ring = PacketRing(max_bytes=10 * (1000 + PACKET_OVERHEAD))
+    assert ring.follow(0, timeout=0.0).packets == []
+    feed(ring, 100.0, 4)
+    first = ring.follow(0, timeout=0.0)
+    assert [p.pts // TICKS for p in first.packets] == [0, 1, 2, 3] and first.cursor == 4 and not first.lost
+    feed(ring, 100.16, 3, start=4, segment=False)
+    second = ring.follow(first.cursor, timeout=0.0)
+    assert [p.pts // TICKS for p in second.packets] == [4, 5, 6] and not second.lost
+    feed(ring, 100.28, 20, start=7, segment=False)  # 20 more: the ring holds the last 10 only
+    behind = ring.follow(second.cursor, timeout=0.0)
+    assert behind.lost and [p.pts // TICKS for p in behind.packets] == list(range(17, 27)) and behind.cursor == 27
+    assert ring.params_of(behind.packets[0].segment) == PARAMS
+
+
+def test_a_follower_waits_for_the_next_packet():
+    ring = PacketRing(max_bytes=2**20)
+    feed(ring, 100.0, 1)
+    got: list = []
+    reader = threading.Thread(target=lambda: got.append(ring.follow(1, timeout=30.0)))
+    reader.start()
+    feed(ring, 100.04, 1, start=1, segment=False)
+    reader.join(30.0)
+    assert [p.pts // TICKS for p in got[0].packets] == [1]
