@@ -35,7 +35,7 @@ EVERY_FRAME = ("detect_fps", "motion")  # what `anonymise` refuses (the frames b
 # a camera's own keys, besides the run settings
 CAMERA_KEYS = ("url", "detect_url", "enabled", "publish", "loop", *RECORD_KEYS)
 SHAPE_OPTIONS = {"zones": ZONE_OPTIONS, "lines": LINE_OPTIONS}
-READ_ONCE = ("zones", "lines", "motion_mask")  # kept in `CameraConfig.settings` as read: specs, points
+READ_ONCE = ("zones", "lines", "motion_mask")  # kept in `CameraConfig.settings` as read: their specs
 RUN_SETTINGS = tuple(f.name for f in RunConfig.settings())
 CAMERA_SETTINGS = tuple(n for n in RUN_SETTINGS if n not in SERVICE_SETTINGS and n not in NOT_CAMERA)
 
@@ -72,7 +72,7 @@ class CameraConfig:
 
 
 def check_settings(given: dict[str, Any], where: str, problem: Callable[[str, str], None],
-                    mask: Callable[[str], str], base: Path) -> dict[str, Any]:
+                   mask: Callable[[str], str], base: Path) -> dict[str, Any]:
     """`given` run settings checked one by one with `RunConfig`'s declarations (so every bad one is
     reported; `check_cameras` checks each camera's whole set together); file settings relative to the config's
     folder."""
