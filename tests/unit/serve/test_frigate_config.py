@@ -113,8 +113,8 @@ def test_track_maps_to_the_models_labels_and_a_missing_one_is_said_once():
 def test_track_with_no_label_of_the_model_is_a_problem():
     _, _, problems = camera(with_input(objects={"track": ["car"]}), model="face")
     assert problems == ["[cameras.front.objects] track: the model face has none of these labels (its labels: face): "
-                        "nothing would be detected; name a model that has them (zerocopy: {defaults: {model: "
-                        "objects}})"]
+                        "nothing would be detected; track some of its labels, or name a model that has these "
+                        "(zerocopy: {defaults: {model: objects}})"]
 
 
 def test_one_threshold_for_every_tracked_label():
