@@ -4,7 +4,8 @@ file and its `-wal` and `-shm` are 0600, its folder 0700, whatever the umask. A 
 "malformed" or "not a database", or `quick_check` finds faults) is moved aside to `NAME.corrupt-TIME` (with its
 `-wal` and `-shm`) with one line said, and a new one is made (`moved_aside`); one that merely cannot be opened
 (permissions, a folder in its place, a read-only disk, an I/O error, a lock) is left alone: the database is
-`unavailable` (its `reason` says why), said once, and every use of it raises `StoreUnavailable`."""
+`unavailable` (its `reason` says why), said once, and every use of it raises `StoreUnavailable`. A file made by an
+earlier version is brought up to date in place at opening (`migrations`, counted in `PRAGMA user_version`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from zerocopy.errors import ZeroCopyError
@@ -34,13 +35,14 @@ class Damaged(sqlite3.DatabaseError):
 
 
 class Database:
-    """`path` opened (made if missing) with `schema` (SQL run at every opening: `CREATE … IF NOT EXISTS`).
-    `writing()` gives the writing connection inside a transaction (`BEGIN IMMEDIATE` … `COMMIT`, rolled back on an
-    error); `reading()` a reading connection. `say`: where a database moved aside is said."""
+    """`path` opened (made if missing) with `schema` (SQL run at every opening: `CREATE … IF NOT EXISTS`), then
+    each of `migrations` the file has not had yet (the Nth brings it to version N: `PRAGMA user_version`), each in
+    one transaction. `writing()` gives the writing connection inside a transaction (`BEGIN IMMEDIATE` … `COMMIT`,
+    rolled back on an error); `reading()` a reading connection. `say`: where a database moved aside is said."""
 
     def __init__(self, path: str | Path, schema: str, say: Callable[[str], None],
-                 clock: Callable[[], float] = time.time):
-        self.path, self.schema, self.say = Path(path), schema, say
+                 clock: Callable[[], float] = time.time, migrations: Sequence[str] = ()):
+        self.path, self.schema, self.say, self.migrations = Path(path), schema, say, tuple(migrations)
         self.reason: str | None = None  # why it is unavailable
         self._write_lock = threading.Lock()
         self._pool_lock = threading.Lock()
@@ -73,10 +75,23 @@ class Database:
             if verdict != "ok":
                 raise Damaged(f"damaged ({verdict})")
             conn.executescript(self.schema)
+            self._migrate(conn)
         except BaseException:
             conn.close()
             raise
         return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """The migrations the file has not had, in order, each with its version in one transaction (a file made by
+        a later version is left as it is)."""
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for number, sql in enumerate(self.migrations[version:], start=version + 1):
+            try:
+                conn.executescript(f"BEGIN IMMEDIATE;\n{sql}\n;\nPRAGMA user_version = {number};\nCOMMIT;")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
 
     def _make_private(self) -> None:
         """The folder made (0700), the file made if missing, and it and its `-wal` and `-shm` made 0600 (SQLite

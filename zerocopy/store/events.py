@@ -23,10 +23,22 @@ from typing import Any, NamedTuple
 
 from zerocopy.store.database import Database, StoreUnavailable
 from zerocopy.store.folder import PathRefused, StorageFolder
-from zerocopy.store.rows import COLUMNS, FILES, SCHEMA, UPSERT, StoredEvent, bytes_of, make_relative, row_of
+from zerocopy.store.paging import Cursor, EventFilter, Page, read_page
+from zerocopy.store.rows import (
+    COLUMNS,
+    FILES,
+    MIGRATIONS,
+    SCHEMA,
+    UPSERT,
+    StoredEvent,
+    bytes_of,
+    make_relative,
+    row_of,
+)
 from zerocopy.track import ObjectEvent
 
-__all__ = ["MAX_LIMIT", "EventStore", "Freed", "PathRefused", "StoreUnavailable", "StoredEvent"]
+__all__ = ["MAX_LIMIT", "Cursor", "EventFilter", "EventStore", "Freed", "Page", "PathRefused", "StoreUnavailable",
+           "StoredEvent"]
 
 DEFAULT_LIMIT = 50  # rows a query gives unless asked
 MAX_LIMIT = 500
@@ -49,7 +61,7 @@ class EventStore:
 
     def __init__(self, path: str | Path, say: Callable[[str], None] = print, clock: Callable[[], float] = time.time):
         self.say, self.clock = say, clock
-        self.db = Database(path, SCHEMA, say, clock)
+        self.db = Database(path, SCHEMA, say, clock, MIGRATIONS)
         self.path = self.db.path
         self.files = StorageFolder(self.path.parent)
         self.write_errors = 0  # writes that failed (each skipped)
@@ -192,22 +204,18 @@ class EventStore:
 
     def query(self, *, camera: str | None = None, label: str | None = None, zone: str | None = None,
               after: float | None = None, before: float | None = None, limit: int = DEFAULT_LIMIT) -> list[StoredEvent]:
-        """The events that match, newest first (by `start_time`); `after`/`before`: Unix times its start is after
-        or before; `label` in any case; `zone`: one it entered; at most `limit` (≤ `MAX_LIMIT`). Damaged rows are
-        skipped (counted)."""
-        where, args = [], []
-        for test, value in (("camera = ?", camera), ("label = ? COLLATE NOCASE", label),
-                            ("CASE WHEN json_valid(events.zones) THEN EXISTS (SELECT 1 FROM json_each(events.zones) "
-                             "WHERE value = ?) END", zone),
-                            ("start_time > ?", after), ("start_time < ?", before)):
-            if value is not None:
-                where.append(test)
-                args.append(value)
-        sql = f"SELECT {COLUMNS} FROM events {'WHERE ' + ' AND '.join(where) if where else ''} " \
-              "ORDER BY start_time DESC, id DESC LIMIT ?"
+        """The first page's events (`page`) of the filter these keywords make (`paging.EventFilter`)."""
+        return self.page(EventFilter(camera=camera, label=label, zone=zone, after=after, before=before),
+                         limit=limit, count=False).events
+
+    def page(self, where: EventFilter, *, after: Cursor | None = None, limit: int = DEFAULT_LIMIT,
+             count: bool = True) -> Page:
+        """The events `where` matches, newest first (by `start_time`, then `id`), the `limit` (≤ `MAX_LIMIT`) after
+        the cursor `after` (None: the newest); `total` counted if `count`. Damaged rows are skipped (counted).
+        Raises `StoreUnavailable`."""
         with self.db.reading() as conn:
-            rows = conn.execute(sql, (*args, max(1, min(int(limit), MAX_LIMIT)))).fetchall()
-        return self._events(rows)
+            raw = read_page(conn, where, after, max(1, min(int(limit), MAX_LIMIT)), count)
+        return Page(self._events(raw.rows), raw.total, raw.next)
 
     def named(self) -> set[str]:
         """Every file a row names (as it names it). Raises `StoreUnavailable`, `sqlite3.Error`."""
@@ -244,7 +252,8 @@ class EventStore:
                 batch: int) -> dict[str, int]:
         """The ids of the events `prune` removes → their files' bytes."""
         chosen: dict[str, int] = {}
-        pick = "SELECT id, snapshot, thumbnail, clip, bytes FROM events WHERE {} ORDER BY start_time LIMIT ?"
+        pick = ("SELECT id, snapshot, thumbnail, clip, bytes FROM events WHERE retain IS NOT 1 AND ({}) "
+                "ORDER BY start_time LIMIT ?")  # (a retained event is never picked, though its bytes count)
         with self.db.reading() as conn:
             # (a damaged row's start, NULL or a text (SQLite puts texts after numbers), counts as old; each test
             # on its own is a search of the index)

@@ -1,6 +1,7 @@
-"""One row of the events table (`SCHEMA`): made from an object's event (`row_of`), read back checked
-(`StoredEvent.of`: a row the store did not write so is a `ValueError`, never a wrong answer), its files' paths
-made relative to the storage folder where an earlier version kept them absolute (`make_relative`)."""
+"""One row of the events table (`SCHEMA`, then `MIGRATIONS` in order: `database.Database` brings a file made by an
+earlier version up to date in place): made from an object's event (`row_of`), read back checked (`StoredEvent.of`:
+a row the store did not write so is a `ValueError`, never a wrong answer), its files' paths made relative to the
+storage folder where an earlier version kept them absolute (`make_relative`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any
 from zerocopy.track import ObjectEvent
 
 FILES = ("snapshot", "thumbnail", "clip")
-COLUMNS = "id, camera, label, top_score, start_time, end_time, box, zones, snapshot, thumbnail, clip, bytes, last"
+COLUMNS = ("id, camera, label, top_score, start_time, end_time, box, zones, snapshot, thumbnail, clip, bytes, last, "
+           "retain, false_positive")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     id TEXT PRIMARY KEY,          -- the object's id (ObjectEvent.id, Frigate's form)
@@ -30,9 +32,21 @@ CREATE TABLE IF NOT EXISTS events (
     bytes INTEGER NOT NULL DEFAULT 0,          -- what those files took when last attached
     last TEXT NOT NULL            -- JSON: its last event (ObjectEvent.to_record())
 );
-CREATE INDEX IF NOT EXISTS events_by_start ON events (start_time);
-CREATE INDEX IF NOT EXISTS events_by_camera ON events (camera, start_time);
 """
+# each brings the schema from the version before (`PRAGMA user_version`) to its own (its place, from 1), in one
+# transaction; never edited once released: a change is a new one at the end
+MIGRATIONS = (
+    """
+    ALTER TABLE events ADD COLUMN retain INTEGER NOT NULL DEFAULT 0;          -- 1: kept from retention
+    ALTER TABLE events ADD COLUMN false_positive INTEGER NOT NULL DEFAULT 0;  -- 1: marked so by a user
+    DROP INDEX IF EXISTS events_by_start;
+    DROP INDEX IF EXISTS events_by_camera;
+    -- newest first, paged by (start_time, id): each filter's own index, in that order
+    CREATE INDEX events_by_time ON events (start_time, id);
+    CREATE INDEX events_by_camera ON events (camera, start_time, id);
+    CREATE INDEX events_by_label ON events (label COLLATE NOCASE, start_time, id);
+    """,
+)
 UPSERT = """
 INSERT INTO events (id, camera, label, top_score, start_time, end_time, box, box_score, zones, last)
 VALUES (:id, :camera, :label, :top_score, :start_time, :end_time, :box, :score, :zones, :last)
@@ -61,24 +75,27 @@ class StoredEvent:
     clip: str | None = None
     bytes: int = 0
     last: dict[str, Any]
+    retain: bool = False  # kept from retention
+    false_positive: bool = False  # marked so by a user
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "camera": self.camera, "label": self.label, "top_score": self.top_score,
                 "start_time": self.start_time, "end_time": self.end_time, "box": self.box, "zones": self.zones,
                 "has_snapshot": self.snapshot is not None, "has_thumbnail": self.thumbnail is not None,
-                "has_clip": self.clip is not None, "last_event": self.last}
+                "has_clip": self.clip is not None, "retain": self.retain, "false_positive": self.false_positive,
+                "last_event": self.last}
 
     @classmethod
     def of(cls, row: tuple) -> StoredEvent:
         """The event of a row (`COLUMNS`); `ValueError` naming what is wrong for a row the store did not write so (a
         column that is not JSON, a NULL or a text where a number is expected)."""
-        ident, camera, label, top, start, end, box, zones, snapshot, thumbnail, clip, size, last = row
+        ident, camera, label, top, start, end, box, zones, snapshot, thumbnail, clip, size, last, retain, false = row
         try:
             return cls(id=_text(ident), camera=_text(camera), label=_text(label), top_score=_number(top),
                        start_time=_number(start), end_time=None if end is None else _number(end),
                        box=_numbers(json.loads(box)), zones=_texts(json.loads(zones)), snapshot=_path(snapshot),
                        thumbnail=_path(thumbnail), clip=_path(clip), bytes=int(_number(size)),
-                       last=_mapping(json.loads(last)))
+                       last=_mapping(json.loads(last)), retain=_flag(retain), false_positive=_flag(false))
         except (TypeError, ValueError, RecursionError) as e:  # (json.JSONDecodeError is a ValueError; JSON too deep)
             raise ValueError(f"row {str(ident)[:80]!r}: {str(e)[:200]}") from None
 
@@ -124,6 +141,12 @@ def _texts(value: Any) -> list[str]:
     if not isinstance(value, list):
         raise ValueError(f"{str(value)[:40]!r} where a list is expected")
     return [_text(v) for v in value]
+
+
+def _flag(value: Any) -> bool:
+    if value not in (0, 1) or isinstance(value, float):
+        raise ValueError(f"{str(value)[:40]!r} where 0 or 1 is expected")
+    return bool(value)
 
 
 def _path(value: Any) -> str | None:
