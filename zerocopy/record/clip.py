@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import av
 
 from zerocopy.errors import ZeroCopyError
-from zerocopy.record.ring import PacketRing, Window
+from zerocopy.record.ring import PacketRing, RecordedPacket, StreamParams, Window
 from zerocopy.sinks.files import Staged
 from zerocopy.store.folder import PRIVATE_FILE
 
@@ -52,6 +53,27 @@ def write_clip(ring: PacketRing, first_seen_wall: float, last_seen_wall: float, 
     return remux(ring.window(first_seen_wall, last_seen_wall, pre_s, post_s), path)
 
 
+def add_stream(out: Any, params: StreamParams) -> Any:
+    """The video stream of `params` added to the output container `out` (a clip's, a segment's). Raises
+    `ClipError` for a codec MP4 cannot hold."""
+    try:
+        return out.add_mux_stream(params.codec, rate=params.rate, width=params.width, height=params.height,
+                                  time_base=params.time_base)
+    except ValueError as e:
+        raise ClipError(f"cannot make an MP4 of {params.codec} video: {e}") from None
+
+
+def mux(out: Any, stream: Any, params: StreamParams, kept: RecordedPacket, base: int, first: bool) -> None:
+    """One kept packet into `stream` of `out`, its timestamps less `base`; the `first` of a file carries the
+    parameter sets the stream keeps apart."""
+    packet = av.Packet(params.extradata + kept.data if first and params.extradata else kept.data)
+    packet.pts, packet.dts = kept.pts - base, kept.dts - base
+    packet.duration, packet.is_keyframe = kept.duration, kept.keyframe
+    packet.time_base = params.time_base
+    packet.stream = stream
+    out.mux(packet)
+
+
 def remux(window: Window, path: str | Path) -> ClipResult:
     """`window`'s packets into an MP4 at `path` (by a temporary name, renamed once whole)."""
     params, packets = window.params, window.packets
@@ -61,19 +83,9 @@ def remux(window: Window, path: str | Path) -> ClipResult:
         name = staged.ffmpeg_name()
         os.chmod(name, PRIVATE_FILE)  # (`/proc/self/fd/N`: the very file made)
         with av.open(name, "w", format="mp4", options=dict(MP4_OPTIONS)) as out:
-            try:
-                stream = out.add_mux_stream(params.codec, rate=params.rate, width=params.width, height=params.height,
-                                            time_base=params.time_base)
-            except ValueError as e:  # a codec MP4 cannot hold
-                raise ClipError(f"cannot make an MP4 clip of {params.codec} video: {e}") from None
+            stream = add_stream(out, params)
             for i, kept in enumerate(packets):
-                data = params.extradata + kept.data if i == 0 and params.extradata else kept.data
-                packet = av.Packet(data)
-                packet.pts, packet.dts = kept.pts - base, kept.dts - base
-                packet.duration, packet.is_keyframe = kept.duration, kept.keyframe
-                packet.time_base = params.time_base
-                packet.stream = stream
-                out.mux(packet)
+                mux(out, stream, params, kept, base, first=i == 0)
     except OSError:
         staged.discard()
         raise

@@ -1,6 +1,8 @@
-"""A camera's recording keys in serve's config (docs/serve.md, *Clips*): `record` (on by default where there is a
-`[storage]` folder), `record_url` (the main stream, only demuxed into the camera's packet ring; default: the
-camera's `url`, on a second connection), `pre_capture`, `post_capture` (seconds, default 5) and
+"""A camera's recording keys in serve's config (docs/serve.md, *Recording*): `record` ("events": its events' clips,
+the default where there is a `[storage]` folder, also said `true`; "continuous": every segment kept `retain_days`;
+"motion": the segments with motion or objects kept `retain_days`, the others a day; `false`), `record_url` (the
+main stream, only demuxed into the camera's packet ring; default: the camera's `url`, on a second connection),
+`retain_days` (default: `[storage] max_days`), `pre_capture`, `post_capture` (seconds, default 5) and
 `record_buffer_mb` (the ring's size, default 64)."""
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerocopy.record.camera import DEFAULT_BUFFER_MB, DEFAULT_POST_S, DEFAULT_PRE_S
-from zerocopy.serve.checks import bool_value
+from zerocopy.serve.checks import FRIGATE_TABLES
 
-RECORD_KEYS = ("record", "record_url", "pre_capture", "post_capture", "record_buffer_mb")
+RECORD_KEYS = ("record", "record_url", "retain_days", "pre_capture", "post_capture", "record_buffer_mb")
+MODES = ("events", "continuous", "motion")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,7 +24,9 @@ class RecordConfig:
     storage)."""
 
     enabled: bool = False
+    mode: str = "events"  # one of MODES: clips of its events only, or segments too (all kept, or motion's)
     url: str | None = field(default=None, repr=False)  # secrets filled in: never shown; None: the camera's url
+    retain_days: float | None = None  # how long its segments are kept (None: [storage] max_days)
     pre_s: float = DEFAULT_PRE_S
     post_s: float = DEFAULT_POST_S
     buffer_mb: float = DEFAULT_BUFFER_MB
@@ -35,16 +40,37 @@ def _seconds(cam: dict, key: str, default: float, where: str, problem: Callable[
     return float(value)
 
 
+def _mode(cam: dict, where: str, default: bool, problem: Callable[[str, str], None]) -> str | None:
+    """`record`: one of `MODES` (`true` is "events"), or None (false)."""
+    value = cam.get("record", "events" if default else False)
+    if value is True or value in MODES:
+        return "events" if value is True else value
+    if value is False:
+        return None
+    problem(where, FRIGATE_TABLES["record"] if isinstance(value, dict) else
+            f"record must be \"continuous\", \"motion\", \"events\" or false, not {value!r}")
+    return "events" if default else None
+
+
+def _days(cam: dict, where: str, problem: Callable[[str, str], None]) -> float | None:
+    value = cam.get("retain_days")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3650):
+        problem(where, f"retain_days must be a number of days above 0 (at most 3650), not {value!r}")
+        return None
+    return None if value is None else float(value)
+
+
 def check_record(cam: dict[str, Any], where: str, problem: Callable[[str, str], None], storage: bool,
                  check_url: Callable[[str], None], anonymise: bool = False) -> RecordConfig:
     """The camera's recording keys, checked (every problem one line); `check_url` checks a `record_url` as the
     camera's `url` is checked. A camera with `anonymise` does not record: a clip is the camera's own packets,
     copied without decoding, where nothing could be hidden (`record = true` with it is a problem)."""
-    enabled = bool_value(cam, "record", where, not anonymise, problem)
-    if enabled and anonymise:
-        problem(where, "record = true with anonymise: a clip is the camera's own packets, copied without decoding, "
-                "so nothing in it could be hidden; set record = false (snapshots and latest.jpg are hidden)")
-        enabled = False
+    mode = _mode(cam, where, not anonymise, problem)
+    if mode is not None and anonymise:
+        given = "true" if cam.get("record", True) is True else f'"{mode}"'
+        problem(where, f"record = {given} with anonymise: a clip is the camera's own packets, copied without "
+                "decoding, so nothing in it could be hidden; set record = false (snapshots and latest.jpg are hidden)")
+        mode = None
     url = cam.get("record_url")
     if url is not None:
         if not isinstance(url, str) or not url.strip():
@@ -59,7 +85,8 @@ def check_record(cam: dict[str, Any], where: str, problem: Callable[[str, str], 
     if isinstance(buffer_mb, bool) or not isinstance(buffer_mb, int | float) or not 1 <= buffer_mb <= 4096:
         problem(where, f"record_buffer_mb must be a number of MB from 1 to 4096, not {buffer_mb!r}")
         buffer_mb = DEFAULT_BUFFER_MB
-    return RecordConfig(enabled=enabled and storage, url=url,
+    return RecordConfig(enabled=mode is not None and storage, mode=mode or "events", url=url,
+                        retain_days=_days(cam, where, problem),
                         pre_s=_seconds(cam, "pre_capture", DEFAULT_PRE_S, where, problem),
                         post_s=_seconds(cam, "post_capture", DEFAULT_POST_S, where, problem),
                         buffer_mb=float(buffer_mb))

@@ -284,14 +284,8 @@ class EventStore:
         except Exception as e:
             self._failed("remove old events", e)
             return Freed(0, 0)
-        freed = 0
-        for path in {p for row in files for p in row if p is not None and not is_busy(p)}:
-            try:
-                freed += self.files.remove(path)
-            except PathRefused as e:
-                self.refuse(e)
-            except OSError as e:
-                self._failed("remove an old event's file", e)
+        freed = self.files.remove_each({p for row in files for p in row if p is not None and not is_busy(p)},
+                                       self.refuse, lambda e: self._failed("remove an old event's file", e))
         with self._lock:
             self.removed += gone
         return Freed(gone, freed)

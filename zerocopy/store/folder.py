@@ -11,7 +11,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 FILE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")  # a name of its own: no folder, no dot first
@@ -149,6 +149,20 @@ class StorageFolder:
                 os.unlink(name, dir_fd=parent)
                 return found.st_size
         return 0
+
+    def remove_each(self, paths: Iterable[str], refused: Callable[[PathRefused], None],
+                    failed: Callable[[OSError], None]) -> int:
+        """Each of `paths` removed as `remove` does; one refused told to `refused`, one that fails to `failed`; the
+        bytes freed."""
+        freed = 0
+        for path in paths:
+            try:
+                freed += self.remove(path)
+            except PathRefused as e:
+                refused(e)
+            except OSError as e:
+                failed(e)
+        return freed
 
     def _lstat(self, rel: str) -> os.stat_result:
         with self._parent(rel) as (parent, name):

@@ -1,14 +1,17 @@
 """serve's storage (issue 29 §3): the folder where events and their files are kept (`[storage]`), owned by the
 engine and closed with it. Object events reach the store on a thread of its own (`record`: a bounded queue, so a
 run never waits for the disk; what does not fit is counted), which also applies retention every `PRUNE_EVERY_S`
-(bounded work each time). The parts that write files (snapshots, clips) `attach` them to their event and are
-watched (`watch`): their files being written (`busy`: retention never removes them) and their disk-full flag
-(`disk_full`: a `/metrics` gauge; detection goes on).
+(bounded work each time). The parts that write files (snapshots, clips, recordings' segments) `attach` them to
+their event (or index them: `store.segments`) and are watched (`watch`): their files being written (`busy`:
+retention never removes them) and their disk-full flag (`disk_full`: a `/metrics` gauge; detection goes on). A
+file being read (an export) is `held`: retention leaves it too. Retention removes the events past `max_days`, each
+recording camera's segments past its own days (`retain`), then the oldest files, events' or segments', while all of
+them take more than `max_bytes`.
 
-The folder is private (0700, its files 0600: `folder`). At start, before anything writes, its `snapshots` and
-`clips` are surveyed: the temporaries a kill left are removed, and the files no row names (a database moved aside,
-a kill between a file and its row) are counted with the events' files (`max_gb`) and removed oldest first past
-the limits, as are the files being written now (`busy`) counted."""
+The folder is private (0700, its files 0600: `folder`). At start, before anything writes, its `snapshots`,
+`clips` and `recordings` are surveyed: the temporaries a kill left are removed, and the files no row names (a
+database moved aside, a kill between a file and its row) are counted with the events' files (`max_gb`) and removed
+oldest first past the limits, as are the files being written now (`busy`) counted."""
 
 from __future__ import annotations
 
@@ -17,13 +20,17 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from zerocopy.store.events import PRUNE_BATCH, EventStore, Freed
-from zerocopy.store.folder import PRIVATE_DIR, PathRefused, is_temporary, make_private, make_private_dirs
+from zerocopy.store.folder import PRIVATE_DIR, PathRefused, make_private, make_private_dirs
+from zerocopy.store.retention import expire, over_cap
+from zerocopy.store.segments import Retain, Segment, SegmentIndex
+from zerocopy.store.survey import Unnamed, survey
 from zerocopy.track import ObjectEvent
 
 DB_NAME = "events.db"
@@ -31,8 +38,6 @@ QUEUE = 10_000  # batches of events (one a frame that made any) waiting for the 
 ATTACH_WAIT_S = 2.0  # how long `attach` waits for room in the queue (its caller is a file writer, not a run)
 PRUNE_EVERY_S = 60.0
 PRUNE_ROUNDS = 20  # batches of PRUNE_BATCH rows one retention pass removes at most; the rest at the next pass
-SURVEYED = ("snapshots", "clips")  # the folders the storage's writers fill (the rest of the folder is left alone)
-KEPT = (".jpg", ".mp4")  # the files they keep (a file of another kind there is not theirs: never counted nor removed)
 _CLOSE = object()
 
 
@@ -54,14 +59,6 @@ class StorageStats:
     damaged_rows: int  # rows skipped: their columns are not what the store writes
 
 
-class Unnamed(NamedTuple):
-    """A file no row names."""
-
-    mtime: float
-    path: str  # relative to the folder
-    bytes: int
-
-
 class Storage:
     """The events database `folder/events.db` and the files of its events, kept at most `max_days` days and
     `max_bytes` bytes of files (oldest removed first). `say`: one line for each thing worth a line (a database
@@ -74,12 +71,15 @@ class Storage:
         self._make_private()
         self.store = EventStore(self.folder / DB_NAME, say, clock)
         self.files = self.store.files
+        self.index = SegmentIndex(self.store.db, self.files, self.store._failed, self.store.refuse)  # recordings'
         self.dropped = 0
         self._queue: queue.Queue[Any] = queue.Queue(QUEUE)
         self._lock = threading.Lock()
         self._busy_sources: list[Callable[[], Iterable[str | Path]]] = []  # `watch`
         self._full_sources: list[Callable[[], bool]] = []
         self._unnamed: list[Unnamed] = []  # oldest first
+        self._rules: dict[str, Retain] = {}  # `retain`
+        self._held: Counter[str] = Counter()  # `holding`
         self._every = prune_every
         self._survey()
         self._thread = threading.Thread(target=self._keep, daemon=True, name="zerocopy-storage")
@@ -96,32 +96,12 @@ class Storage:
                 os.close(fd)
 
     def _survey(self) -> None:
-        """(at start) The temporaries a kill left removed (one that cannot be is counted as unnamed); the files no
-        row names counted (`Unnamed`); every folder and file on the way made private."""
+        """(at start) The temporaries a kill left removed; the files no row names counted (`survey.Unnamed`)."""
         try:
-            named = self.store.named() if self.store.available else None
+            named = self.store.named() | self.index.named() if self.store.available else None
         except Exception:  # a database damaged since it was opened: the files are left as they are
             named = None
-        removed = [0, 0]
-        for top in SURVEYED:
-            for rel, info in self.files.walk(top):
-                name = rel.rsplit("/", 1)[-1]
-                if is_temporary(name):
-                    with contextlib.suppress(OSError):
-                        removed[1] += self.files.remove(rel)
-                        removed[0] += 1
-                        continue
-                elif named is None or rel in named or not name.endswith(KEPT):
-                    continue
-                self._unnamed.append(Unnamed(info.st_mtime, rel, info.st_size))
-        self._unnamed.sort()
-        if removed[0]:
-            self.say(f"storage {self.folder}: {removed[0]} temporary files left by an earlier run removed "
-                     f"({removed[1] / 1e6:.1f} MB)")
-        if self._unnamed:
-            self.say(f"storage {self.folder}: {len(self._unnamed)} files no event names "
-                     f"({sum(u.bytes for u in self._unnamed) / 1e6:.1f} MB: a database moved aside, or a kill before "
-                     "their event was written): counted in max_gb, removed oldest first past the limits")
+        self._unnamed = survey(self.files, named, self.say, self.folder)
 
     # --- what the runs and the file writers call ---------------------------------------------------
     def record(self, events: Sequence[ObjectEvent]) -> None:
@@ -147,18 +127,44 @@ class Storage:
             if disk_full is not None:
                 self._full_sources.append(disk_full)
 
-    def busy_paths(self) -> frozenset[str]:
-        """Every file being written now (absolute paths): the watched parts'."""
+    def segments(self, camera: str, after: float | None = None, before: float | None = None) -> list[Segment]:
+        """The recorded segments of `camera` that overlap `after`…`before` (Unix seconds; None: unbounded), oldest
+        first (`segments.Segment`: start, end, path relative to the folder, bytes, motion, objects); read a
+        segment's file within `holding(segment.path)`. Raises `StoreUnavailable`."""
+        return self.index.segments(camera, after, before)
+
+    def retain(self, camera: str, rule: Retain) -> None:
+        """How long `camera`'s segments are kept (a camera without a rule: `max_days`)."""
         with self._lock:
-            sources = list(self._busy_sources)
-        return frozenset(os.path.abspath(p) for source in sources for p in source())
+            self._rules[camera] = rule
+
+    @contextlib.contextmanager
+    def holding(self, *paths: str | Path) -> Iterator[None]:
+        """Files being read (relative to the folder, as rows name them, or absolute): retention leaves them until
+        the block ends."""
+        held = [os.path.abspath(self.folder / p) for p in paths]
+        with self._lock:
+            self._held.update(held)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._held.subtract(held)
+                self._held = +self._held
+
+    def busy_paths(self) -> frozenset[str]:
+        """Every file being written or read now (absolute paths): the watched parts' and those `held`."""
+        with self._lock:
+            sources, held = list(self._busy_sources), list(self._held)
+        return frozenset([*(os.path.abspath(p) for source in sources for p in source()), *held])
 
     def busy_bytes(self) -> int:
-        """What the files being written take now."""
+        """What the files being written take now (a recording's segments aside: their rows count them)."""
         size = 0
         for path in self.busy_paths():
             with contextlib.suppress(OSError):
-                size += self.files.size(self.files.relative(path))
+                rel = self.files.relative(path)
+                size += 0 if rel.startswith("recordings/") else self.files.size(rel)
         return size
 
     def unnamed_bytes(self) -> int:
@@ -211,17 +217,25 @@ class Storage:
 
     def prune(self) -> Freed:
         """One retention pass (what the storage's thread does every `PRUNE_EVERY_S`): the files no row names past
-        `max_days` or beyond `max_bytes` (they are older than any row), then at most `PRUNE_ROUNDS` batches of the
-        oldest events past `max_days` or beyond `max_bytes` (less what the files being written take), with their
-        files."""
+        `max_days` or beyond `max_bytes` (they are older than any row), then at most `PRUNE_ROUNDS` batches each of
+        the events past `max_days`, of the segments past their camera's days, and of the oldest files (events' or
+        segments') while all take more than `max_bytes`. Files being written or read are left."""
         busy = self.busy_paths()
+        is_busy = frozenset(self.files.inside(busy)).__contains__
         rows, size = 0, self._prune_unnamed()
+        with self._lock:
+            rules = dict(self._rules)
         for _ in range(PRUNE_ROUNDS):
-            room = self.max_bytes - self.unnamed_bytes() - self.busy_bytes()
-            freed = self.store.prune(max_days=self.max_days, max_bytes=room, busy=busy)
+            freed = self.store.prune(max_days=self.max_days, busy=busy)
             rows, size = rows + freed.rows, size + freed.bytes
             if freed.rows < PRUNE_BATCH:
                 break
+        if self.store.available:
+            rows, size = (a + b for a, b in zip((rows, size), expire(self.index, rules, self.max_days, self.clock(),
+                                                                     is_busy, PRUNE_ROUNDS), strict=True))
+            over = lambda: self.unnamed_bytes() + self.busy_bytes() - self.max_bytes  # noqa: E731
+            rows, size = (a + b for a, b in zip((rows, size), over_cap(self.store, self.index, over, busy, is_busy,
+                                                                       PRUNE_ROUNDS), strict=True))
         return Freed(rows, size)
 
     def _prune_unnamed(self) -> int:
@@ -231,7 +245,8 @@ class Storage:
             if not self._unnamed:
                 return 0
         cutoff = self.clock() - self.max_days * 86400
-        over = self.store.totals()[1] + self.unnamed_bytes() + self.busy_bytes() - self.max_bytes
+        over = self.store.totals()[1] + self.index.totals()[1] + self.unnamed_bytes() + self.busy_bytes() \
+            - self.max_bytes
         freed = 0
         while True:
             with self._lock:
@@ -255,6 +270,7 @@ class Storage:
 
     def stats(self) -> StorageStats:
         rows, files = self.store.totals()
+        files += self.index.totals()[1]
         with self._lock:
             dropped = self.dropped
         with self._lock:
