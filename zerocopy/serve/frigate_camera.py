@@ -15,6 +15,7 @@ FRIGATE_FPS = 5.0  # Frigate detects 5 frames a second unless told otherwise
 # Frigate's defaults for an object filter: a value other than these narrows what is detected
 FILTER_DEFAULTS = {"min_area": 0, "max_area": 24000000, "min_ratio": 0, "max_ratio": 24000000}
 FRIGATE_THRESHOLD = 0.7  # Frigate's `threshold` when a filter gives none
+RETAIN_MODES = {"all": "continuous", "motion": "motion", "active_objects": "motion"}  # Frigate's record.retain.mode
 CAMERA_SECTIONS = ("ffmpeg", "detect", "objects", "motion", "record", "snapshots")
 MAPPED = {
     "detect": ("enabled", "width", "height", "fps", "min_initialized", "max_disappeared"),
@@ -284,9 +285,18 @@ def _motion(motion: dict[str, Any], size: tuple[float, float] | None, where: str
 
 
 def _record(record: dict[str, Any], where: str, table: dict[str, Any], report: Report) -> None:
-    """`record`: enabled (Frigate's default: off) → record; pre/post_capture of `events` (before 0.14) or
+    """`record`: enabled (Frigate's default: off) → record, as `retain.mode` says (all: "continuous"; motion,
+    active_objects: "motion"; none, or no mode: "events"); pre/post_capture of `events` (before 0.14) or
     `alerts`/`detections` (0.14 on: the longer of the two) → pre_capture/post_capture."""
-    table["record"] = record.get("enabled", False)
+    retain = record.get("retain") if isinstance(record.get("retain"), dict) else {}
+    days = retain.get("days")
+    mode = RETAIN_MODES.get(retain.get("mode", "all"), "events") if days else "events"  # (Frigate: days 0, none kept)
+    table["record"] = mode if record.get("enabled", False) is True else record.get("enabled", False)
+    if mode != "events" and isinstance(days, int | float) and not isinstance(days, bool):
+        table["retain_days"] = days
+    if mode != "events" and retain.get("mode") == "active_objects":
+        report.said(f"{where}.record.retain.mode: active_objects is kept as motion (the segments with motion or "
+                    "objects kept retain.days, the rest a day)")
     for key in ("pre_capture", "post_capture"):
         values = [s[key] for s in (record.get(k) for k in ("events", "alerts", "detections"))
                   if isinstance(s, dict) and isinstance(s.get(key), int | float)]

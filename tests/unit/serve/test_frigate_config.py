@@ -174,13 +174,19 @@ def test_record_and_retention():
                       "snapshots": {"enabled": True, "retain": {"default": 10}},
                       "cameras": {"front": CAMERA, "back": with_input(record={"enabled": False})}})
     front, back = frigate.table["cameras"]["front"], frigate.table["cameras"]["back"]
-    assert (front["record"], front["pre_capture"], front["post_capture"]) == (True, 6, 8)
+    # record.retain.days (mode all, Frigate's default) is continuous recording, those days per camera
+    assert (front["record"], front["retain_days"], front["pre_capture"], front["post_capture"]) == \
+        ("continuous", 3, 6, 8)
     assert back["record"] is False
     assert frigate.table["storage"] == {"max_days": 30}
     old = camera(with_input(record={"enabled": True, "events": {"pre_capture": 4, "post_capture": 7,
                                                                 "retain": {"default": 5}}}))[0]
     assert (old["pre_capture"], old["post_capture"]) == (4, 7)
+    assert old["record"] == "events" and "retain_days" not in old  # no retain.days: events' clips only
     assert camera(with_input())[0]["record"] is False  # Frigate's default
+    motion = camera(with_input(record={"enabled": True, "retain": {"days": 5, "mode": "active_objects"}}))
+    assert (motion[0]["record"], motion[0]["retain_days"]) == ("motion", 5)
+    assert "cameras.front.record.retain.mode: active_objects is kept as motion" in " ".join(motion[1])
 
 
 def test_unmapped_keys_are_said_once_each_and_are_no_problem():
