@@ -65,13 +65,13 @@ def get(server: StatusServer, path: str, headers: dict | None = None, method: st
 def test_api_events_filters_newest_first(server):
     status, headers, body = get(server, "/api/events")
     assert status == 200 and headers["content-type"] == "application/json"
-    found = json.loads(body)
+    found = json.loads(body)["events"]
     assert [e["id"] for e in found] == ["c", "b", "a"]
     a = found[2]
     assert (a["camera"], a["label"], a["start_time"], a["end_time"], a["zones"]) == ("front", "person", T0, T0 + 8,
                                                                                     ["door"])
     assert a["has_clip"] and a["has_snapshot"] and a["has_thumbnail"] and a["last_event"]["type"] == "end"
-    ids = lambda query: [e["id"] for e in json.loads(get(server, "/api/events?" + query)[2])]  # noqa: E731
+    ids = lambda query: [e["id"] for e in json.loads(get(server, "/api/events?" + query)[2])["events"]]  # noqa: E731
     assert ids("camera=front") == ["c", "a"] and ids("label=car") == ["b"] and ids("zone=door") == ["a"]
     assert ids(f"after={T0}") == ["c", "b"] and ids(f"before={T0 + 100}&camera=front") == ["a"]
     assert ids("limit=1") == ["c"] and ids("zone=d%6F%6Fr") == ["a"]  # percent-encoded
@@ -184,7 +184,7 @@ def test_a_damaged_row_is_skipped_and_counted_never_a_500(server, engine):
     conn.commit()
     conn.close()
     status, _, body = get(server, "/api/events")
-    assert status == 200 and [e["id"] for e in json.loads(body)] == ["c", "a"]
+    assert status == 200 and [e["id"] for e in json.loads(body)["events"]] == ["c", "a"]
     assert get(server, "/api/events/b")[0] == 404 and get(server, "/api/events/a")[0] == 200
     assert metric(server, "zerocopy_storage_damaged_rows_total") == 1
 

@@ -31,6 +31,7 @@ from zerocopy.serve.connections import (
     connection_cap,
     too_large,
 )
+from zerocopy.serve.event_changes import change_answer
 from zerocopy.serve.files import send_answer
 from zerocopy.serve.gate import LOOPBACK_NAMES, Gate
 from zerocopy.serve.http_config import HttpConfig, host_name, is_loopback, parse_listen
@@ -61,8 +62,8 @@ class App:
         method = scope["method"]
         answer = too_large(scope) or self.gate.refuse(scope)
         if answer is None and method not in ("GET", "HEAD"):
-            answer = as_json(HTTPStatus.METHOD_NOT_ALLOWED, {"error": f"{method} is not served; use GET"},
-                             headers=((b"allow", b"GET, HEAD"),))
+            # (but DELETE and POST on an event's routes, those that change it; every other path a 405)
+            answer = await change_answer(scope, receive, self.gate, self.source.storage, self.pool)
         elif answer is None:
             try:
                 answer = await asyncio.get_running_loop().run_in_executor(

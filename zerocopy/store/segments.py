@@ -140,11 +140,11 @@ class SegmentIndex:
         return sorted(Oldest(*r) for r in found)[:batch]
 
     def oldest_events(self, batch: int) -> list[Oldest]:
-        """The `batch` oldest events that have files, as (start, id, bytes) (what `max_gb` weighs against the
-        segments; the events' own retention removes them)."""
+        """The `batch` oldest events that have files and are not retained, as (start, id, bytes) (what `max_gb`
+        weighs against the segments; the events' own retention removes them)."""
         with self._quietly(), self.db.reading() as conn:
             return [Oldest(*r) for r in conn.execute("SELECT start_time, id, bytes FROM events WHERE bytes > 0 AND "
-                                                     "typeof(start_time) IN ('real', 'integer') "
+                                                     "retain IS NOT 1 AND typeof(start_time) IN ('real', 'integer') "
                                                      "ORDER BY start_time LIMIT ?", (batch,))]
         return []
 

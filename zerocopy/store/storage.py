@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zerocopy.store.deletions import Deletions
 from zerocopy.store.events import PRUNE_BATCH, EventStore, Freed
 from zerocopy.store.folder import PRIVATE_DIR, PathRefused, make_private, make_private_dirs
 from zerocopy.store.retention import expire, over_cap
@@ -35,6 +36,7 @@ from zerocopy.track import ObjectEvent
 
 DB_NAME = "events.db"
 QUEUE = 10_000  # batches of events (one a frame that made any) waiting for the store
+DELETE_WAIT_S = 10.0  # how long `delete` waits for the storage's thread
 ATTACH_WAIT_S = 2.0  # how long `attach` waits for room in the queue (its caller is a file writer, not a run)
 PRUNE_EVERY_S = 60.0
 PRUNE_ROUNDS = 20  # batches of PRUNE_BATCH rows one retention pass removes at most; the rest at the next pass
@@ -71,6 +73,7 @@ class Storage:
         self._make_private()
         self.store = EventStore(self.folder / DB_NAME, say, clock)
         self.files = self.store.files
+        self.deleted = Deletions(self.files, self.store.refuse)  # `delete`
         self.index = SegmentIndex(self.store.db, self.files, self.store._failed, self.store.refuse)  # recordings'
         self.dropped = 0
         self._queue: queue.Queue[Any] = queue.Queue(QUEUE)
@@ -105,16 +108,34 @@ class Storage:
 
     # --- what the runs and the file writers call ---------------------------------------------------
     def record(self, events: Sequence[ObjectEvent]) -> None:
-        """Object events, to be written in order on the storage's thread; never blocks."""
+        """Object events, to be written in order on the storage's thread (those of a deleted event dropped); never
+        blocks."""
+        events = self.deleted.kept(events)
         if events:
-            self._put(("record", list(events)), len(events))
+            self._put(("record", events), len(events))
 
     def attach(self, event_id: str, *, snapshot: str | Path | None = None, thumbnail: str | Path | None = None,
                clip: str | Path | None = None) -> None:
         """An event's files (`EventStore.attach`), after the events recorded before this call; waits at most
-        `ATTACH_WAIT_S` for room. Attach a file again once complete: its size is counted then."""
-        self._put(("attach", event_id, {"snapshot": snapshot, "thumbnail": thumbnail, "clip": clip}), 1,
-                  ATTACH_WAIT_S)
+        `ATTACH_WAIT_S` for room. Attach a file again once complete: its size is counted then. The files of a deleted
+        event are removed instead."""
+        if not self.deleted.discard(event_id, (snapshot, thumbnail, clip)):
+            self._put(("attach", event_id, {"snapshot": snapshot, "thumbnail": thumbnail, "clip": clip}), 1,
+                      ATTACH_WAIT_S)
+
+    def delete(self, event_id: str, timeout: float = DELETE_WAIT_S) -> Freed | None:
+        """The event and its files removed on the storage's thread, after what was queued before (a file being
+        written is removed once its writer attaches it; one being sent stays readable by its open descriptor); what
+        comes for it afterwards is dropped (`deletions`). None if that took longer than `timeout` (it still
+        happens)."""
+        self.deleted.add(event_id)
+        done: queue.Queue[Freed] = queue.Queue(1)
+        busy = lambda: frozenset(self.files.inside(self.busy_paths())).__contains__  # noqa: E731
+        self._put(("flush", lambda: done.put(self.store._remove([event_id], busy()))), 0, timeout)
+        try:
+            return done.get(timeout=timeout)
+        except queue.Empty:
+            return None
 
     def watch(self, *, busy: Callable[[], Iterable[str | Path]] | None = None,
               disk_full: Callable[[], bool] | None = None) -> None:
@@ -210,7 +231,7 @@ class Storage:
             if isinstance(item, tuple) and item[0] == "attach":
                 self.store.attach(item[1], **item[2])
             elif isinstance(item, tuple) and item[0] == "flush":
-                item[1].set()
+                item[1]()
             if time.monotonic() >= due:
                 self.prune()
                 due = time.monotonic() + self._every
@@ -265,7 +286,7 @@ class Storage:
     def flush(self, timeout: float = 10.0) -> bool:
         """Waits until everything queued before the call is written; False if that took longer than `timeout`."""
         done = threading.Event()
-        self._put(("flush", done), 0, timeout)
+        self._put(("flush", done.set), 0, timeout)
         return done.wait(timeout)
 
     def stats(self) -> StorageStats:

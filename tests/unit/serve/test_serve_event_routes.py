@@ -86,7 +86,7 @@ def test_the_filters_of_api_events():
                                                     "'yesterday'"),
                          ({"before": ["inf"]}, "before must be a Unix time in seconds (e.g. 1795543378.5), not 'inf'"),
                          ({"cam": ["front"]}, "unknown filter 'cam'; /api/events takes camera, label, zone, after, "
-                                              "before, limit"),
+                                              "before, limit, cursor"),
                          ({"label": ["car", "person"]}, "label is given 2 times; give it once"),
                          ({"zone": [""]}, "zone is empty; leave it out to have every zone")]:
         with pytest.raises(ValueError) as e:
@@ -116,8 +116,8 @@ def test_api_events_over_the_engines_store(engine, tmp_path):
     engine.storage.attach("a", snapshot=snapshot)
     assert engine.storage.flush()
     status, found = ask(engine, "/api/events")
-    assert status == 200 and [e["id"] for e in found] == ["b", "a"]
-    assert ask(engine, "/api/events/", "zone=door&camera=front")[1][0]["id"] == "a"
+    assert status == 200 and [e["id"] for e in found["events"]] == ["b", "a"] and found["total"] == 2
+    assert ask(engine, "/api/events/", "zone=door&camera=front")[1]["events"][0]["id"] == "a"
     assert ask(engine, "/api/events", "limit=x") == (400, {"error": "limit must be a whole number from 1 to 500, "
                                                                     "not 'x'"})
     status, one = ask(engine, "/api/events/a")

@@ -13,6 +13,7 @@ from zerocopy.store.events import Cursor, EventFilter, EventStore
 from zerocopy.store.marks import mark
 from zerocopy.store.paging import TOP
 from zerocopy.store.rows import COLUMNS
+from zerocopy.store.storage import Storage
 
 # what the version before made (rows.SCHEMA before issue 38), and a row as its UPSERT wrote it
 SCHEMA_BEFORE = """
@@ -166,3 +167,18 @@ def test_a_false_positive_is_shown(store):
     mark(store.db, "a", "false_positive", True)
     shown = store.get("a").to_json()
     assert shown["false_positive"] is True and shown["retain"] is False
+
+
+def test_a_retained_event_is_never_removed_to_make_room(tmp_path):
+    storage = Storage(tmp_path, max_bytes=150, max_days=1e6, say=print, prune_every=1e9)
+    try:
+        for name in "ab":
+            (tmp_path / f"{name}.jpg").write_bytes(b"x" * 100)
+        storage.record([event("new", "a", T0), event("new", "b", T0 + 1)])
+        for name in "ab":
+            storage.attach(name, snapshot=tmp_path / f"{name}.jpg")
+        assert storage.flush() and mark(storage.store.db, "a", "retain", True)
+        storage.prune()  # 200 bytes past 150: the newer goes, as the older is retained
+        assert ids(storage.store.page(EventFilter())) == ["a"] and (tmp_path / "a.jpg").exists()
+    finally:
+        storage.close()
