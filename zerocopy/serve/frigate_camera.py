@@ -208,8 +208,8 @@ def _objects(objects: dict[str, Any], labels: tuple[str, ...] | None, model: str
     track = known_labels(objects.get("track", ["person"]), labels, model, "objects.track", report)
     if not track:
         report.problem(f"{where}.objects", f"track: the model {model} has none of these labels (its labels: "
-                       f"{', '.join(labels or ())}): nothing would be detected; track some of its labels, or name a model "
-                       "that has these (zerocopy: {defaults: {model: objects}})")
+                       f"{', '.join(labels or ())}): nothing would be detected; track some of its labels, or name a "
+                       "model that has these (zerocopy: {defaults: {model: objects}})")
         return
     table["classes"] = track
     if objects.get("mask"):
