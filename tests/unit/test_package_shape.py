@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
-import zerocopy
+import pytest
+from packagetrees import ROOT, cycles, module_name, named_cycles, type_checking_only, walked
 
-ROOT = Path(zerocopy.__file__).parent
 MAX_LINES = 350  # a module past this is doing more than one job
 MAX_FUNCTION_LINES = 80  # a function past this is several steps without names
 MAX_CLASS_LINES = 250  # a class past this holds more than one thing
@@ -17,48 +18,37 @@ MAX_CLASS_LINES = 250  # a class past this holds more than one thing
 GLUE = ("api.py", "pipeline", "paths", "stages", "sinks/drive.py", "cli/detect.py", "cli/runtime.py")
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _type_checking_only(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
-    while node in parents:
-        node = parents[node]
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            return True
-    return False
+@pytest.fixture(scope="module", autouse=True)
+def _trees_dropped_after_this_file():
+    """The trees are walked once for this file's tests, then dropped (packagetrees.walked)."""
+    yield
+    for cached in (walked, import_graph, _records, _imports):
+        cached.cache_clear()
 
 
 @functools.cache
-def parsed(path: Path) -> ast.Module:
-    """A module's syntax tree, read once for every test of this file (they walk the package several times)."""
-    return ast.parse(path.read_text(encoding="utf-8"))
-
-
 def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
     """Module → the zerocopy modules it imports anywhere in it (in functions too: a cycle through a
     lazy import is still a cycle in the design); with `type_checking`, the imports made for type checkers
-    only too."""
-    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    only too. Made once for the tests of this file that read it."""
+    modules = {module_name(p): p for p in ROOT.rglob("*.py")}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        tree = parsed(path)
-        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        nodes, parents = walked(path)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         deps = set()
-        for node in ast.walk(tree):
-            if not type_checking and _type_checking_only(node, parents):
+        for node in nodes:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if not type_checking and type_checking_only(node, parents):
                 continue
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
+            else:
                 base = node.module or ""
                 if node.level:
                     base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + [base]).strip(".")
                 targets = [f"{base}.{a.name}" for a in node.names] + [base]
-            else:
-                continue
             for target in targets:
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
@@ -66,61 +56,6 @@ def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
                     deps.add(target)
         graph[name] = deps
     return graph
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every strongly connected group of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        for w in graph.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            group = []
-            while True:
-                w = stack.pop()
-                group.append(w)
-                if w == v:
-                    break
-            if len(group) > 1:
-                found.append(sorted(group))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
-
-
-def loop(graph: dict[str, set[str]], group: list[str]) -> str:
-    """One way round a cycle's group, named: `a → b → c → a` (the shortest from its first module)."""
-    start, members = group[0], set(group)
-    came_from: dict[str, str] = {}
-    todo = [start]
-    while todo:
-        v = todo.pop(0)
-        for w in sorted(graph.get(v, set()) & members):
-            if w == start:
-                path = [v]
-                while path[-1] != start:
-                    path.append(came_from[path[-1]])
-                return " → ".join([*reversed(path), start])
-            if w not in came_from:
-                came_from[w] = v
-                todo.append(w)
-    return " ↔ ".join(group)
-
-
-def named_cycles(graph: dict[str, set[str]]) -> list[str]:
-    return [loop(graph, group) for group in cycles(graph)]
 
 
 def test_no_module_imports_itself_back_through_others():
@@ -159,7 +94,7 @@ def test_no_module_is_too_long_to_read():
 def test_no_function_or_class_is_too_long_to_read():
     long = []
     for p in sorted(ROOT.rglob("*.py")):
-        for node in ast.walk(parsed(p)):
+        for node in walked(p)[0]:
             limit = (MAX_CLASS_LINES if isinstance(node, ast.ClassDef) else
                      MAX_FUNCTION_LINES if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None)
             if limit is not None and (n := node.end_lineno - node.lineno + 1) > limit:
@@ -171,7 +106,7 @@ def test_the_glue_calls_the_stage_contracts_instead_of_probing():
     probes = []
     for part in GLUE:
         for p in [ROOT / part] if part.endswith(".py") else sorted((ROOT / part).rglob("*.py")):
-            for node in ast.walk(parsed(p)):
+            for node in walked(p)[0]:
                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("getattr", "hasattr"):
                     probes.append(f"{p.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     assert probes == []
@@ -184,11 +119,14 @@ POSITIONAL_RECORDS = {
 }
 
 
+@functools.cache
 def _records() -> list[tuple[str, str, int, bool]]:
     """Every dataclass and NamedTuple in the package: (name, where, how many fields, keyword-only)."""
     found = []
     for p in sorted(ROOT.rglob("*.py")):
-        for node in ast.walk(parsed(p)):
+        if not re.search(r"dataclass|NamedTuple", p.read_text(encoding="utf-8")):
+            continue  # no record in it: not worth parsing
+        for node in walked(p)[0]:
             if not isinstance(node, ast.ClassDef):
                 continue
             decorators = [ast.unparse(d) for d in node.decorator_list]
@@ -215,15 +153,18 @@ def test_no_keyword_only_record_is_built_positionally():
     repo = Path(__file__).resolve().parents[2]
     calls = []
     files = [*(repo / "zerocopy").rglob("*.py"), *(repo / "tests").rglob("*.py"), *(repo / "scripts").glob("*.py")]
+    named = re.compile(rf"\b(?:{'|'.join(sorted(kw_only))})\b")  # a file without one of the names has no such call
     for p in sorted(files):
-        tree = parsed(p)
+        if not named.search(p.read_text(encoding="utf-8")):
+            continue
+        nodes = walked(p)[0]
         own = {}  # a call inside a record's method → that record
-        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name in kw_only):
+        for cls in (n for n in nodes if isinstance(n, ast.ClassDef) and n.name in kw_only):
             for method in (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.args.args):
                 first = method.args.args[0].arg
                 own |= {id(c): cls.name for c in ast.walk(method) if isinstance(c, ast.Call)
                         and ast.unparse(c.func) in (first, f"type({first})", f"{first}.__class__")}
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Call) and node.args:
                 name = own.get(id(node)) or getattr(node.func, "id", None) or getattr(node.func, "attr", None)
                 if name in kw_only:
@@ -269,17 +210,17 @@ LIGHT_MODULES = {
 }
 
 
+@functools.cache
 def _imports() -> dict[str, tuple[set[str], list[tuple[int, str]]]]:
     """Module → (what it imports at module level, [(line, what)] for each import inside a function): a zerocopy
     module by its name (its packages load with it), anything else by the dotted name imported."""
-    modules = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    modules = {module_name(p): p for p in ROOT.rglob("*.py")}
     found = {}
     for name, path in modules.items():
-        tree = parsed(path)
-        parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        nodes, parents = walked(path)
         top, inner = set(), []
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.Import, ast.ImportFrom)) or _type_checking_only(node, parents):
+        for node in nodes:
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or type_checking_only(node, parents):
                 continue
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
