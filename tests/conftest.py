@@ -3,7 +3,11 @@ per session), the poison model, and the CLI helpers the unit and end-to-end test
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
+import os
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -40,25 +44,33 @@ def core() -> ov.Core:
 
 
 class ClipFactory:
-    """Makes each named clip once per session; returns (path, true boxes per frame)."""
+    """Makes each clip (a name and its spec) once per run, for every worker of pytest-xdist: the first to ask
+    makes it while the others wait for it (a lock file per clip); returns (path, true boxes per frame)."""
 
     def __init__(self, root: Path):
         self.root = root
         self._made: dict[str, tuple[Path, list[np.ndarray]]] = {}
 
     def __call__(self, name: str, spec: ClipSpec | list[ClipSpec], container: str | None = None):
-        if name not in self._made:
-            path = self.root / name
-            if isinstance(spec, list):
-                truth = write_size_change_clip(path, spec)
-            else:
-                truth = write_clip(path, spec, container)
-            self._made[name] = (path, truth)
-        return self._made[name]
+        key = hashlib.sha256(repr((name, spec, container)).encode()).hexdigest()[:16]
+        if key not in self._made:
+            (self.root / key).mkdir(parents=True, exist_ok=True)
+            path, boxes = self.root / key / name, self.root / f"{key}.boxes"
+            with open(self.root / f"{key}.lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not boxes.exists():  # written once the clip is whole
+                    truth = (write_size_change_clip(path, spec) if isinstance(spec, list)
+                             else write_clip(path, spec, container))
+                    boxes.write_bytes(pickle.dumps(truth))
+                self._made[key] = (path, pickle.loads(boxes.read_bytes()))
+        return self._made[key]
 
 
 @pytest.fixture(scope="session")
 def clips(tmp_path_factory) -> ClipFactory:
+    """The run's clips: in the folder the workers of pytest-xdist share, else in this session's own."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return ClipFactory(tmp_path_factory.getbasetemp().parent / "clips")
     return ClipFactory(tmp_path_factory.mktemp("clips"))
 
 
