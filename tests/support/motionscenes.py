@@ -29,6 +29,7 @@ class Scene:
         self.fps, self.noise, self.walk, self.clock, self.ir_at = fps, noise, walk, clock, ir_at
         photos = {n: Image.fromarray(load_photo(n)) for n in (background, "astronaut")}
         self.rgb = np.asarray(photos[background].resize((self.w, self.h), Image.BILINEAR), np.float32)
+        self.still = gray(self.rgb)  # the background's luma, for every frame no one walks in
         self.sprite = Sprite.make(Person(photo="astronaut", face_height=0.3, x=-0.15, y=0.5, drift=1.3),
                                   self.w, self.h, photos)
         self.rng = np.random.default_rng(seed)
@@ -37,12 +38,12 @@ class Scene:
     def picture(self, i: int) -> tuple[np.ndarray, np.ndarray | None]:
         """Frame `i`'s luma (uint8) and the walker's face box in frame fractions (None when no one walks)."""
         t = i / self.fps
-        canvas = self.rgb.copy()
-        box = None
+        box, y = None, self.still
         if self.walk is not None and self.walk[0] <= t <= self.walk[1]:
+            canvas = self.rgb.copy()
             face = self.sprite.paste(canvas, (t - self.walk[0]) / (self.walk[1] - self.walk[0]))
             box = face / np.array([self.w, self.h, self.w, self.h], np.float32)
-        y = gray(canvas)
+            y = gray(canvas)
         if self.ir_at is not None and t >= self.ir_at:
             y = 0.35 * y + 20
         if self.clock:

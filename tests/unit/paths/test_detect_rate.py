@@ -42,7 +42,7 @@ def test_a_gap_or_a_jump_back_restarts_the_schedule():
 
 
 def test_detect_fps_infers_that_many_frames_and_keeps_the_rest_in_order(clips, tmp_path, face_model_path):
-    clip, _ = clips("rate30.mp4", ClipSpec(frames=60, fps=30))
+    clip, _ = clips("rate30.mp4", ClipSpec(frames=60, fps=30, width=320, height=180))
     out = tmp_path / "o.jsonl"
     report = tmp_path / "r.json"
     assert detect_quiet(clip, "--model", face_model_path, "--path", "software", "--detect-fps", "5",
