@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Measure what recording a camera's main stream into its ring costs (docs/serve.md, *Clips*):
+"""Measure what recording cameras' main streams costs (docs/serve.md, *Recording*):
 
     .venv/bin/python scripts/measure_recording.py                      # 1080p30 H.264 at 4 Mbit/s, 60 s
+    .venv/bin/python scripts/measure_recording.py --cameras 4 --record continuous   # four, written to disk
     .venv/bin/python scripts/measure_recording.py --seconds 20 --json
 
 A 1080p H.264 clip is made here (a photo drifting under noise, so that the encoder spends its bit rate as a
@@ -17,6 +18,12 @@ this process too, so the process' own CPU time is not the figure. Then one clip 
 for 2 s until 0.5 s ago: the writer waits for `--post` seconds more to be recorded and writes `--pre` + 2 s +
 `--post` (`clip_writer_cpu_ms`: its thread's CPU for it), and how far before the first sighting the clip starts is
 printed (the target: no more than pre + one GOP).
+
+With `--cameras N`, N such cameras (each its own loopback server and `CameraRecording`), and with `--record
+continuous` each also writes its segments to disk (`record.segments.SegmentWriter`, indexed in a real `Storage`):
+`all_cameras_core_percent` is every recording thread's CPU (readers, clip writers, segment writers) over the steady
+window as a share of one core, `segments_core_percent` the segment writers' alone, and `disk_mb_per_hour` what the
+segments took on disk per hour of recording of all cameras together.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from livesource import LiveServer  # noqa: E402
 from zerocopy.decode.live import LivePolicy  # noqa: E402
 from zerocopy.record.camera import CameraRecording  # noqa: E402
 from zerocopy.samples import load_photo  # noqa: E402
+from zerocopy.store.storage import Storage  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
@@ -58,6 +66,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--buffer-mb", type=float, default=16.0, help="the ring's size (default 16: full in ~30 s)")
     p.add_argument("--pre", type=float, default=5.0, help="pre_capture (default 5)")
     p.add_argument("--post", type=float, default=5.0, help="post_capture (default 5)")
+    p.add_argument("--cameras", type=int, default=1, help="cameras recorded at once (default 1)")
+    p.add_argument("--record", choices=("events", "continuous"), default="events",
+                   help="events: the ring and clips only (default); continuous: segments written to disk too")
     p.add_argument("--json", action="store_true", help="one JSON object instead of lines")
     return p.parse_args()
 
@@ -112,30 +123,43 @@ def _mbit(rate: str) -> float:
     return float(rate.rstrip("kMG")) * scale
 
 
-def threads(camera: str) -> dict[str, int]:
-    """The native ids of a camera's recording threads: its reader's and its clip writer's."""
+def threads(cameras: list[str]) -> dict[str, int]:
+    """The native ids of the cameras' recording threads: the first one's reader, clip writer (and segment writer),
+    and every other's, by name."""
     found = {t.name: t.native_id for t in threading.enumerate()}
-    return {"reader": found[f"zc-record-{camera}"], "writer": found[f"zc-clips-{camera}"]}
+    ids = {"reader": found[f"zc-record-{cameras[0]}"], "writer": found[f"zc-clips-{cameras[0]}"]}
+    for name in cameras:
+        for kind in ("record", "clips", "segments"):
+            if f"zc-{kind}-{name}" in found:
+                ids[f"{kind}-{name}"] = found[f"zc-{kind}-{name}"]
+    return ids
 
 
 def cpu(ids: dict[str, int]) -> dict[str, float]:
     return {name: thread_cpu_s(tid) for name, tid in ids.items()}
 
 
-def record(url: str, storage: Path, args: argparse.Namespace) -> dict:
-    """A `CameraRecording` of `url`: its threads' CPU while the ring fills, once it is full, and for one clip."""
+def record(urls: list[str], storage: Path, args: argparse.Namespace) -> dict:
+    """A `CameraRecording` of each of `urls`: their threads' CPU while the rings fill, once they are full, and for
+    one clip of the first; with `--record continuous`, the segments they wrote."""
     lines: list[str] = []
     policy = LivePolicy(reconnect=True, retry_open=True, give_up_after=3600.0)
-    camera = CameraRecording("measure", url, storage, lines.append, pre_s=args.pre, post_s=args.post,
-                             buffer_bytes=int(args.buffer_mb * 2**20), min_free_bytes=0, policy=policy)
-    ring = camera.ring
-    camera.start()
+    store = Storage(storage, max_bytes=10**12, max_days=1e6, say=lines.append) if args.record == "continuous" \
+        else None
+    names = ["measure"] + [f"measure{i}" for i in range(1, len(urls))]
+    cameras = [CameraRecording(name, url, storage, lines.append, pre_s=args.pre, post_s=args.post,
+                               buffer_bytes=int(args.buffer_mb * 2**20), min_free_bytes=0, policy=policy,
+                               index=store.index.put if store is not None else None)
+               for name, url in zip(names, urls, strict=True)]
+    camera, ring = cameras[0], cameras[0].ring
+    for c in cameras:
+        c.start()
     deadline = time.monotonic() + 30
-    while not camera.recorder.recording or not ring.stats()["packets"]:
+    while not all(c.recorder.recording and c.ring.stats()["packets"] for c in cameras):
         if time.monotonic() > deadline:
             raise SystemExit(f"the recorder did not start: {lines}")
         time.sleep(0.05)
-    ids = threads("measure")
+    ids = threads(names)
     cpu0, wall0, packets0 = cpu(ids), time.monotonic(), ring.packets_added
     while ring.stats()["bytes"] < ring.max_bytes * 0.98:  # full: the oldest packets go from now on
         if not camera.recorder.recording or time.monotonic() > deadline + 600:
@@ -150,7 +174,11 @@ def record(url: str, storage: Path, args: argparse.Namespace) -> dict:
     camera.request("measure", first_seen, first_seen + 2.0, lambda event_id, result: done.put(result))
     result = done.get(timeout=args.post + 60)
     cpu3 = cpu(ids)
-    camera.close()
+    for c in cameras:
+        c.close()
+    segments = [s for name in names for s in store.segments(name)] if store is not None else []
+    if store is not None:
+        store.close()
     if result is None:
         raise SystemExit(f"no clip was written: {lines}")
 
@@ -169,7 +197,16 @@ def record(url: str, storage: Path, args: argparse.Namespace) -> dict:
         "clip_seconds": result.seconds, "clip_bytes": result.bytes,
         "clip_writer_cpu_ms": round((cpu3["writer"] - cpu2["writer"]) * 1e3, 1),
         "clip_starts_before_first_sighting_s": round(first_seen - result.first_wall, 3),
-        "target_at_most_s": round(args.pre + args.gop / args.fps, 3), "said": lines,
+        "target_at_most_s": round(args.pre + args.gop / args.fps, 3),
+        **({"cameras": len(urls), "record": args.record, "all_cameras_core_percent": round(sum(
+            100 * (cpu2[n] - cpu1[n]) / (wall2 - wall1) for n in ids if "-" in n), 3),
+            "segments_core_percent": round(sum(100 * (cpu2[n] - cpu1[n]) / (wall2 - wall1)
+                                               for n in ids if n.startswith("segments-")), 3)}),
+        **({"segments": len(segments), "segment_seconds": round(sum(s.end - s.start for s in segments), 1),
+            "disk_mb_per_hour": round(sum(s.bytes for s in segments) / 1e6 * 3600
+                                      / max(1e-9, sum(s.end - s.start for s in segments) / len(urls)), 1)}
+           if segments else {}),
+        "said": lines,
     }
 
 
@@ -180,8 +217,12 @@ def measure(args: argparse.Namespace, folder: Path) -> dict:
     made = time.monotonic() - made
     # long enough for the ring to fill (at the bit rate asked for, with room to spare) and the measurement
     repeat(clip, served, args.seconds + 3 * args.buffer_mb * 8 / (_mbit(args.bitrate) or 1) + args.post + 30)
-    with LiveServer(served, "http", lifetime=3600) as server:
-        figures = record(server.url, folder / "storage", args)
+    servers = [LiveServer(served, "http", lifetime=3600) for _ in range(args.cameras)]
+    try:
+        figures = record([server.url for server in servers], folder / "storage", args)
+    finally:
+        for server in servers:
+            server.stop()
     return {"size": f"{args.width}x{args.height}", "fps": args.fps, "gop": args.gop, "bitrate": args.bitrate,
             "clip_made_s": round(made, 1), **figures}
 

@@ -1,14 +1,15 @@
 """A camera's continuous recording (issue 38; docs/serve.md, *Recording*): its ring's packets, followed as they
 come (`PacketRing.follow`) on a thread of the camera's own, remuxed without decoding into segments of about
 `SEGMENT_S` seconds, each starting on a keyframe, under `<storage>/recordings/<camera>/<YYYY-MM-DD>/<HH-MM-SS>.mp4`
-(UTC, the arrival of its first packet).
+(UTC, its start).
 
 A segment is a fragmented MP4 (its index first and empty, then a fragment at each keyframe and at least every
 `FRAGMENT_S`, each flushed to the file as it is made): a writer killed (or a power cut, once the system has
 written its cache) leaves a file that plays up to its last fragment. It is written in place, never renamed (a
 temporary would be what a kill leaves), made new (`O_CREAT|O_EXCL|O_NOFOLLOW`, 0600) in folders made 0700. A
 reconnection, a break in the ring's stream (`ring.py`'s segments) or packets the writer lost end the file; the next
-starts at the next keyframe. Each segment is indexed (`index(Segment)`) when it is made and again at least every
+starts at the next keyframe. A segment's start and end are wall times (Unix) by the stream's own clock anchored at
+its packets' arrival (`_time`). Each segment is indexed (`index(Segment)`) when it is made and again at least every
 `UPDATE_S` while it grows and at its end (its end, its bytes, and from `activity` whether there was motion and how
 many objects were seen), and once more `LATE_S` after its end, for detection's records that came after it. A disk
 with less than `min_free_bytes` free stops the recording (said once, `disk_full`) until there is room again."""
@@ -38,6 +39,7 @@ SEGMENT_S = 10.0  # a segment ends at the first keyframe this long after its sta
 FRAGMENT_S = 1.0  # a fragment at least this often (and at each keyframe): what a kill can lose
 UPDATE_S = 2.0  # a growing segment's row is brought up to date this often
 LATE_S = 3.0  # a finished segment's motion and objects are asked again this long after its end
+REANCHOR_S = 2.0  # a stream's clock this far from the packets' arrivals is anchored again
 IDLE_S = 5.0  # no packet for this long (the stream dropped): the segment ends
 POLL_S = 0.5
 MIN_FREE_BYTES = 256 * 2**20
@@ -85,6 +87,8 @@ class SegmentWriter:
         self.disk_full = False
         self._current: _Open | None = None
         self._late: list[tuple[float, Segment]] = []  # (when to ask again, the finished segment)
+        self._anchor: tuple[int, float, int] | None = None  # (ring segment, wall, dts): `_time`
+        self._ticks: dict[int, float] = {}  # a ring segment's time base, in seconds
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -133,16 +137,32 @@ class SegmentWriter:
             for _, segment in self._late:
                 self._put(segment)
 
+    def _time(self, packet: RecordedPacket) -> float:
+        """The packet's wall time by its stream's clock, anchored at an arrival (the first packet of a stream, and
+        again whenever the two part by more than `REANCHOR_S`): arrivals come in bursts (at an opening, after a
+        stall), timestamps do not, so segments that follow each other meet without gap or overlap."""
+        tick = self._ticks.get(packet.segment)
+        if tick is None:
+            params = self.ring.params_of(packet.segment)
+            tick = self._ticks[packet.segment] = float(params.time_base) if params is not None else 0.0
+        anchor = self._anchor
+        at = anchor[1] + (packet.dts - anchor[2]) * tick if anchor is not None and anchor[0] == packet.segment \
+            else None
+        if at is None or abs(at - packet.wall) > REANCHOR_S:
+            self._anchor, at = (packet.segment, packet.wall, packet.dts), packet.wall
+        return at
+
     def _take(self, packet: RecordedPacket) -> None:
         current = self._current
+        at = self._time(packet)
         if current is not None and (packet.segment != current.ring_segment or (
-                packet.keyframe and packet.wall - current.row.start >= self.segment_s)):
+                packet.keyframe and at - current.row.start >= self.segment_s)):
             self._finish()
             current = None
         if current is None:
             if not packet.keyframe or not self._room():
                 return
-            current = self._begin(packet)
+            current = self._begin(packet, at)
             if current is None:
                 return
         elif packet.keyframe:
@@ -156,16 +176,16 @@ class SegmentWriter:
             return
         current.packets += 1
         tick = float(current.params.time_base)
-        current.row = replace(current.row, end=max(current.row.end, packet.wall + packet.duration * tick))
+        current.row = replace(current.row, end=max(current.row.end, at + packet.duration * tick))
 
-    def _begin(self, packet: RecordedPacket) -> _Open | None:
+    def _begin(self, packet: RecordedPacket, at: float) -> _Open | None:
         params = self.ring.params_of(packet.segment)
         if params is None:
             return None
-        day = time.strftime("%Y-%m-%d", time.gmtime(packet.wall))
+        day = time.strftime("%Y-%m-%d", time.gmtime(at))
         folder = self.folder / day
         try:
-            fd, path = self._create(folder, time.strftime("%H-%M-%S", time.gmtime(packet.wall)))
+            fd, path = self._create(folder, time.strftime("%H-%M-%S", time.gmtime(at)))
         except OSError as e:
             self._failed_write(e)
             return None
@@ -184,8 +204,7 @@ class SegmentWriter:
                 path.unlink()
             self._error("open", f"cannot write a segment: {e}")
             return None
-        row = Segment(camera=self.camera, start=packet.wall, end=packet.wall, path=str(path.relative_to(self.storage)),
-                      bytes=0)
+        row = Segment(camera=self.camera, start=at, end=at, path=str(path.relative_to(self.storage)), bytes=0)
         current = _Open(out=out, stream=stream, params=params, ring_segment=packet.segment, base=packet.pts,
                         fd=fd, path=path, row=row)
         with self._lock:
