@@ -24,10 +24,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from zerocopy.catalog.fetch import cache_dir
-from zerocopy.config import InputSettings, RunConfig, input_settings
+from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError, InputError, ModelError, PathUnavailable
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import make_core, pick_device
+from zerocopy.input_settings import InputSettings, input_settings
 from zerocopy.paths import Front, candidates, devices_to_try
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd, Pipeline
 from zerocopy.pipeline.parallel import Reopen
@@ -110,8 +111,8 @@ class Detector:
         ends the run, even before its first result is taken. With `track=True`: `cameras` names each
         source in events (default: its file stem or URL's last part), and `on_event(event)` hears each
         object event as its frame's result comes out. `per_input` gives each source settings of its own
-        (`config.INPUT_SETTINGS`, those declared `per_input`: `detect_fps`, `zones`, `motion`…, and `classes`,
-        which narrow the run's), one dict (or `config.InputSettings`) per source.
+        (`input_settings.INPUT_SETTINGS`, those declared `per_input`: `detect_fps`, `zones`, `motion`…, and `classes`,
+        which narrow the run's), one dict (or `input_settings.InputSettings`) per source.
         """
         check_run_options(max_frames, on_error, parallel)
         return self._results(self.events(sources, max_frames=max_frames, keep_images=self.keep_images,

@@ -10,8 +10,9 @@ import typing
 import pytest
 
 from zerocopy.analytics.specs import LineSpec, MaskSpec, ZoneSpec
-from zerocopy.config import INPUT_SETTINGS, InputSettings, RunConfig, input_settings
+from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
+from zerocopy.input_settings import INPUT_SETTINGS, InputSettings, input_settings
 from zerocopy.serve import camera_config
 
 FIELDS = dataclasses.fields(RunConfig)

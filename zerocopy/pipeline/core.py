@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Sequence
 
 from zerocopy.bridge.layout import LayoutError
-from zerocopy.config import InputSettings, RunConfig
+from zerocopy.config import RunConfig
 from zerocopy.decode.base import GUESSED_RATE
 from zerocopy.decode.vaapi import VASession
 from zerocopy.detections import Detections
@@ -26,6 +26,7 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import InferenceScheduler, Result
+from zerocopy.input_settings import InputSettings
 from zerocopy.names import camera_name
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
@@ -116,7 +117,7 @@ class Pipeline:
         self.interrupted = False
         self.latency = Distribution()  # arrival → result, ms
         self.skipped = 0  # frames --detect-fps left out
-        self.per_input: list[InputSettings] = []  # each input's own settings (`config.INPUT_SETTINGS`)
+        self.per_input: list[InputSettings] = []  # each input's own settings (`input_settings.INPUT_SETTINGS`)
         self.cameras: list[str] = []  # each input's name in events
 
     @property

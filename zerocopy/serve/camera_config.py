@@ -15,8 +15,9 @@ from typing import Any
 from zerocopy.analytics.objects import check_labels
 from zerocopy.analytics.specs import LINE_OPTIONS, ZONE_OPTIONS, ZoneSpec
 from zerocopy.catalog import CATALOG
-from zerocopy.config import RunConfig, declared
+from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
+from zerocopy.input_settings import declared
 from zerocopy.names import is_name, spelled
 from zerocopy.postprocess import label_indices
 from zerocopy.redaction import redact

@@ -22,11 +22,12 @@ from typing import Any
 
 from zerocopy.api import Detector
 from zerocopy.catalog.fetch import cache_dir
-from zerocopy.config import INPUT_SETTINGS, InputSettings, RunConfig
+from zerocopy.config import RunConfig
 from zerocopy.decode.live import watch_open_failures
 from zerocopy.errors import ZeroCopyError
 from zerocopy.infer.compiled import CompiledModels
 from zerocopy.infer.model import make_core
+from zerocopy.input_settings import INPUT_SETTINGS, InputSettings
 from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
 from zerocopy.pipeline.parallel import Reopen
 from zerocopy.publish import MqttPublisher, MqttTarget

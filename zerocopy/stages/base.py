@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from zerocopy.config import InputSettings
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.input_settings import InputSettings
 
 if TYPE_CHECKING:
     from zerocopy.infer.compiled import CompiledModels
@@ -51,7 +51,7 @@ class InputInfo:
     rate: float  # the stream's frames per second (never 0: `decode.base.GUESSED_RATE` when its container does not say)
     detect_fps: float | None = None  # inferences per second asked of it (its own, else the run's; None: every frame)
     classes: tuple[int, ...] | None = None  # its own reported labels (label indices), None: the run's
-    settings: InputSettings = field(default_factory=InputSettings)  # all of its own (`config.INPUT_SETTINGS`)
+    settings: InputSettings = field(default_factory=InputSettings)  # all of its own (`input_settings.INPUT_SETTINGS`)
 
     @property
     def inferred_rate(self) -> float:

@@ -13,10 +13,11 @@ from zerocopy.analytics.lines import Lines
 from zerocopy.analytics.records import LineCrossing, Occupancy
 from zerocopy.analytics.specs import MaskSpec, ZoneSpec
 from zerocopy.analytics.zones import Zones
-from zerocopy.config import InputSettings, RunConfig, input_settings
+from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError
 from zerocopy.frames import PreparedFrame
+from zerocopy.input_settings import InputSettings, input_settings
 from zerocopy.stages import InputInfo, StageChain
 from zerocopy.track.stage import InputTracks
 

@@ -11,7 +11,8 @@ import pytest
 from zerocopy.analytics import specs
 from zerocopy.analytics.lines import Lines
 from zerocopy.analytics.zones import Zones
-from zerocopy.config import InputSettings, RunConfig, input_settings
+from zerocopy.config import RunConfig
+from zerocopy.input_settings import InputSettings, input_settings
 from zerocopy.motion.gate import MotionSpec
 from zerocopy.publish.homeassistant import entity_labels, zone_labels
 from zerocopy.serve.config import ServeConfigError, parse_config

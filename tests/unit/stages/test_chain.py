@@ -171,7 +171,7 @@ def test_a_stage_that_guesses_boxes_for_a_frame_left_out_does_not_make_later_sta
 
 
 def test_an_input_s_own_settings_reach_the_stages_whole():
-    from zerocopy.config import InputSettings
+    from zerocopy.input_settings import InputSettings
 
     seen = Recorder("seen")
     own = InputSettings(detect_fps=2.0, classes=("face",))
