@@ -74,6 +74,7 @@ class _Merge:
         self.lead: int | None = None  # the input whose first frame was the trial
         self.opening: dict[int, int] = {}  # the number of each input's current opening (its feeder's)
         self.ended: dict[int, FrameStream | None] = {}  # the stream of each input's last ended opening
+        self.spare: FrameStream | None = None  # the last stream let go
 
     def _admit(self) -> None:
         """Start the next inputs while fewer than `window` are under way (an input is, until its feeder is gone
@@ -118,6 +119,7 @@ class _Merge:
                 yield self.p.begin(i, self.outcomes[i].source, said.stream)
             elif kind == GONE:
                 self.live.discard(i)
+                self._release(i)
             elif kind == FRAME:
                 self.feeders[i].taken_one()
                 if self.outcomes[i].error:  # its first frame failed the trial: the rest of it is dropped
@@ -203,6 +205,16 @@ class _Merge:
                 self.p.note_no_frame(self.outcomes[i])
                 yield InputEnd(source=self.outcomes[i].source, outcome=self.outcomes[i], began=stream is not None,
                                input=i, events=self.p.end_input(i))
+                self._release(i)
+
+    def _release(self, i: int) -> None:
+        """Let go of an input that is over (its end said, its feeder gone, not to be opened again): its stream and
+        its feeder, so that a run of thousands of inputs one after the other holds only those under way. The last
+        stream let go is kept, for a failed request's new queue (`_recover`)."""
+        if i in self.reported and i not in self.live and self.reopen is None and i in self.feeders:
+            feeder = self.feeders.pop(i)
+            feeder.join()
+            self.spare = self.ended.pop(i, None) or self.spare
 
     def _submit(self, frames: list[PreparedFrame]) -> Iterator[Event]:
         try:
@@ -228,5 +240,5 @@ class _Merge:
         old.discard()  # fully drained: `owner` now holds only frames not yet submitted
         self.p.drop_scheduler()
         # an open input's stream, else (all between reopenings) the last ended one's: its context and bridge serve
-        streams = [f.stream for f in self.feeders.values()] + list(self.ended.values())
+        streams = [f.stream for f in self.feeders.values()] + list(self.ended.values()) + [self.spare]
         self.p.activate(next(s for s in streams if s is not None))

@@ -112,7 +112,7 @@ class Feeder:
             except BaseException as e:  # the path's refusal of this input (or a bug): the consumer decides
                 return Said(input=self.index, kind=REFUSED, error=e)
             self._merged.put(Said(input=self.index, kind=OPEN, stream=self.stream, opening=self.openings))
-            for frame in self.stream:
+            for frame in self._read(iter(self.stream)):
                 if self._ending() or (self._max is not None and self._taken >= self._max):
                     self.cut = self._stopping()
                     break
@@ -131,6 +131,15 @@ class Feeder:
                 self.stream.close()
                 self.p.forget(self.stream)
         return Said(input=self.index, kind=kind, error=error, stream=self.stream)
+
+    def _read(self, frames: Iterator[PreparedFrame]) -> Iterator[PreparedFrame]:
+        """The stream's frames: its first at once (it may be the path's trial), the next ones only once the run is
+        committed to its path — frames read while the model compiles would come out together, late (a live or paced
+        input's latency). Ends early when the feeder is ending."""
+        for frame in frames:
+            yield frame
+            while not self.p.committed and not self._ending():
+                self._halt.wait(0.01)
 
     def _ending(self) -> bool:
         return self._stopping() or self._end_opening.is_set()

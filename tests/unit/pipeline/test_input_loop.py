@@ -77,3 +77,53 @@ def test_one_after_the_other_and_all_at_once_give_each_input_the_same_events(max
     assert end[2][0] == FAILS_AT and end[2][1].startswith("inference failed") and end[2][2]
     assert [e[1] for e in one_by_one] == sorted(e[1] for e in one_by_one)  # input by input
     assert [e[0] for e in one_by_one if e[0] != "frame"] == ["begin", "end"] * 3
+
+
+def test_inputs_one_after_the_other_are_let_go_as_each_ends(face_model_path, clips):
+    """The review of issue 37: the one loop kept every ended input's stream (its decoder, its frames' buffers) until
+    the run ended, so `detect` over a folder of thousands of clips grew without bound (1.6 GB for 200). Counted by
+    the prepared streams alive at each input's end: those under way, never one per input so far."""
+    import gc
+
+    from zerocopy.paths.base import PreparedStream
+
+    clip, _ = clips("short.mp4", ClipSpec(frames=3, width=320, height=240))
+    core = make_core(None)
+    model = WrappedModel(core, resolve_spec(str(face_model_path), core=core), "nv12")
+    config = RunConfig(model=str(face_model_path), path="software").resolve(spec=model.spec, device="CPU")
+    pipeline = Pipeline(model, paths.front_for("software"), config, inputs=1)
+    alive = []
+    for event in pipeline.events([str(clip)] * 8, None):
+        if isinstance(event, InputEnd):
+            gc.collect()
+            alive.append(sum(isinstance(o, PreparedStream) for o in gc.get_objects()))
+    assert len(alive) == 8 and max(alive) <= 2, alive
+
+
+def test_a_feeder_reads_only_the_first_frame_before_the_run_commits_to_its_path(face_model_path, clips):
+    """The review of issue 37: a feeder read `feeder_depth` frames ahead while the model compiled for the first
+    frame's trial, and those came out together, late (a paced run's p95 latency went from 97 ms to 1.7 s). Now only
+    the first frame is prepared before the commit: counted by the frames prepared while the run was not committed."""
+    clip, _ = clips("twelve.mp4", ClipSpec(frames=12, width=320, height=240))
+    software = paths.front_for("software")
+
+    class Counting(type(software)):
+        early = 0
+
+        def open(self, source, req):
+            stream = super().open(source, req)
+            prepare = stream.prepare
+
+            def counted(picture):
+                Counting.early += not pipeline.committed
+                return prepare(picture)
+
+            stream.prepare = counted
+            return stream
+
+    core = make_core(None)
+    model = WrappedModel(core, resolve_spec(str(face_model_path), core=core), "nv12")
+    config = RunConfig(model=str(face_model_path), path="software").resolve(spec=model.spec, device="CPU")
+    pipeline = Pipeline(model, Counting(), config, inputs=1)
+    frames = [e for e in pipeline.events([str(clip)], None) if isinstance(e, FrameDone)]
+    assert len(frames) == 12 and Counting.early == 1
