@@ -12,6 +12,7 @@ from zerocopy.publish.ledger import KINDS
 from zerocopy.serve.answers import Answer, Request, as_json
 from zerocopy.serve.event_routes import event_answer
 from zerocopy.serve.page import PAGE_PATHS, page_answer
+from zerocopy.serve.recording_routes import RECORDING_ROUTES, recording_answer
 from zerocopy.serve.status import STATES, CameraStatus
 from zerocopy.serve.tallies import analytics_metrics
 from zerocopy.store.metrics import storage_metrics
@@ -186,5 +187,7 @@ def route(source: StatusSource, registry: Any, path: str, requires_broker: bool 
                 why = "has no frame yet" if source.latest else "keeps no latest picture ([http] latest = false)"
                 return as_json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} {why}"})
             return Answer(HTTPStatus.OK, "image/jpeg", jpeg)
+        if parts[3] in RECORDING_ROUTES:
+            return recording_answer(source.storage, name, parts[3], request or Request())
     return as_json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "
                                         "/api/cameras/NAME/latest.jpg, /api/events"})
