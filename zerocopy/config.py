@@ -47,6 +47,8 @@ PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
 STYLES = ("pixelate", "blur", "fill")  # how `anonymise` hides a box (`sinks.draw.anonymise`)
 UNSET: Any = object()  # a keyword of `setting` not given
+DELAY = Kind(accepts="a number of seconds ≥ 0", test=lambda v: SECONDS.test(v) or (type(v) in (int, float) and v == 0),
+             convert=float, parse=float)
 
 
 def default_node() -> str:
@@ -166,6 +168,9 @@ class RunConfig:
         "x1,y1,x2,y2,x3,y3,...", per_input=True)
     motion_keepalive: float = setting(10.0, SECONDS, "with --motion: infer at least once this often even when "
                                       "nothing moves", "SECONDS", per_input=True)
+    motion_off_delay: float = setting(30.0, DELAY, "with --motion and --publish: CAMERA/motion says ON when motion "
+                                      "starts and OFF only after this long without motion (Frigate's "
+                                      "motion.mqtt_off_delay)", "SECONDS", per_input=True)
     draw_motion: bool = setting(False, SWITCH, "with --motion and --output: draw the boxes where motion was seen")
     zones: tuple[ZoneSpec, ...] = setting(
         (), ZONES, "a zone (repeatable): objects whose box's bottom-centre is inside it for min_frames inferred "
@@ -177,7 +182,7 @@ class RunConfig:
         "from the line's right-hand side to its left looking from its first point to its second (implies --track)",
         "NAME:x1,y1,x2,y2[:labels=A,B]", per_input=True)
     dwell: bool = setting(False, SWITCH, "with zones: how long each tracked object stayed in each zone, in its end "
-                          "event (dwell: zone → seconds), on /metrics and retained on CAMERA/ZONE/LABEL/dwell",
+                          "event (dwell: zone → seconds), on serve's /metrics and retained on CAMERA/ZONE/LABEL/dwell",
                           stage="zerocopy.analytics.dwell:Dwell")
     snapshots: str | None = setting(
         None, text(), "write each tracked object's best picture into this folder (CAMERA/ID.jpg with its box drawn, "

@@ -22,5 +22,5 @@ def records() -> list:
     shot = SnapshotSaved(id="1.0-abcdef", camera="door", label="person", snapshot="s.jpg", thumbnail="t.jpg",
                          jpeg=b"\xff\xd8", final=True)
     motion = MotionState(camera="door", active=True, all_motion=False, whole_scene=False, inferences_skipped=4,
-                         whole_scene_episodes=0, frame_time=1.5, news=True)
+                         whole_scene_episodes=0, frame_time=1.5, news=True, on=True)
     return [obj, cross, count, shot, motion]

@@ -20,7 +20,7 @@ CAMERA_SECTIONS = ("ffmpeg", "detect", "objects", "motion", "record", "snapshots
 MAPPED = {
     "detect": ("enabled", "width", "height", "fps", "min_initialized", "max_disappeared"),
     "objects": ("track", "filters", "mask"),
-    "motion": ("enabled", "threshold", "mask"),
+    "motion": ("enabled", "threshold", "mask", "mqtt_off_delay"),
     "record": ("enabled", "retain", "events", "alerts", "detections"),
     "snapshots": ("enabled", "retain"),
     "ffmpeg": ("inputs",),
@@ -272,11 +272,11 @@ def _zones(zones: Any, labels: tuple[str, ...] | None, model: str, size: tuple[f
 
 def _motion(motion: dict[str, Any], size: tuple[float, float] | None, where: str, table: dict[str, Any],
             report: Report) -> None:
-    """`motion`: enabled → motion, threshold → motion_threshold, mask → motion_mask."""
-    if "enabled" in motion:
-        table["motion"] = motion["enabled"]
-    if "threshold" in motion:
-        table["motion_threshold"] = motion["threshold"]
+    """`motion`: enabled → motion, threshold → motion_threshold, mask → motion_mask, mqtt_off_delay →
+    motion_off_delay."""
+    for key, name in (("enabled", "motion"), ("threshold", "motion_threshold"), ("mqtt_off_delay", "motion_off_delay")):
+        if key in motion:
+            table[name] = motion[key]
     if motion.get("mask"):
         try:
             table["motion_mask"] = masks(motion["mask"], size)

@@ -49,7 +49,7 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
     if config.snapshots:
         stages.append(Snapshots(names, config.snapshots, config.snapshot_interval))
     # (always: an input may have --motion of its own; the stage reads each frame's motion, None without it)
-    stages.append(MotionStage(max_lost=config.max_lost))
+    stages.append(MotionStage(max_lost=config.max_lost, off_delay=config.motion_off_delay))
     return stages
 
 

@@ -7,6 +7,11 @@ skipped (`skipped_by == "motion"`), calibrations, whole-scene episodes and their
 scene was *all motion* (motion on at least `ALL_MOTION_SHARE` of the last `ALL_MOTION_S` seconds: rain, wind in
 trees, a flickering light: the gate then infers at `--detect-fps`, and this says so rather than staying quiet).
 
+What `CAMERA/motion` says follows Frigate's rule, in media time: `ON` (not retained) when the gate sees motion and the
+topic said `OFF` (or nothing yet), `OFF` (not retained) only once `--motion-off-delay` seconds (Frigate's
+`motion.mqtt_off_delay`, 30 by default) passed without motion, or when the input ends. The figures
+(`MotionState.measure`: `zerocopy_motion_active`, …) follow the gate's own reading, frame by frame.
+
 `busy(input)` is what the gate asks before skipping a frame: True while a tracked object moved (its box's centre
 moved more than `MOVED_SHARE` of the box's size since the position it was last seen moving from) in the last
 `MOVING_S` seconds, or while an object unseen for more than `max_lost` seconds still waits for the inferred frame
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -48,34 +53,36 @@ WHOLE_SCENE = Family(kind="counter", name="zerocopy_motion_whole_scene", help="t
 @dataclass(frozen=True, kw_only=True)
 class MotionState(RecordBase):
     """What the motion gate of `camera` sees now and has saved so far (a record, `stages.records`): said when motion
-    starts or stops, a whole-scene episode begins or ends, or the scene turns all motion or stops being so, and at most
-    every `REFRESH_S` of media time while only its counts move. Published retained on `CAMERA/motion` as Frigate's
-    `ON`/`OFF` when `active` changed (`news`); its counts are the stage's own (`MotionCounts`, over the camera's
-    openings)."""
+    starts or stops, a whole-scene episode begins or ends, the scene turns all motion or stops being so, or `on`
+    changes, at most every `REFRESH_S` of media time while only its counts move, and once when its input ends.
+    Published on `CAMERA/motion` (not retained) as Frigate's `ON`/`OFF` when `on` changed (`news`); its counts are
+    the stage's own (`MotionCounts`, over the camera's openings)."""
 
     type: ClassVar[str] = "motion"
-    retained: ClassVar[bool] = True
+    retained: ClassVar[bool] = False
 
     camera: str
-    active: bool
+    active: bool  # the gate sees motion on this frame (the figures)
+    on: bool  # what `CAMERA/motion` says: Frigate's rule, off only `motion_off_delay` after the last motion
     all_motion: bool
     whole_scene: bool
     inferences_skipped: int
     whole_scene_episodes: int
     frame_time: float
-    news: bool = False  # `active` changed with it
+    news: bool = False  # `on` changed with it
 
     @property
     def topic(self) -> str | None:
         return f"{self.camera}/motion" if self.news else None
 
     def to_record(self) -> dict:
-        return {"type": self.type, "camera": self.camera, "active": self.active, "all_motion": self.all_motion,
+        return {"type": self.type, "camera": self.camera, "active": self.active, "on": self.on,
+                "all_motion": self.all_motion,
                 "whole_scene": self.whole_scene, "inferences_skipped": self.inferences_skipped,
                 "whole_scene_episodes": self.whole_scene_episodes, "frame_time": round(self.frame_time, 3)}
 
     def to_mqtt(self, before: object = None) -> str:
-        return "ON" if self.active else "OFF"
+        return "ON" if self.on else "OFF"
 
     def measure(self, figures: Figures) -> None:
         figures.set(ACTIVE, (), float(self.active))
@@ -142,6 +149,7 @@ class _Live:
 
     counts: MotionCounts
     rate: float
+    off_delay: float  # seconds without motion before `CAMERA/motion` says OFF
     t: float | None = None
     calibrating: bool = False
     whole: bool = False
@@ -153,16 +161,19 @@ class _Live:
     last_seen: dict[int, float] = field(default_factory=dict)  # id → the media time it was last inferred at
     said: MotionState | None = None  # the last state said of it
     said_t: float = -math.inf  # and the media time it was said at
+    on: bool = False  # what its `CAMERA/motion` says
+    motion_t: float = -math.inf  # the media time the gate last saw motion
 
 
 class MotionStage(StageBase):
-    """See the module. `max_lost`: the run's (`RunConfig.max_lost`): after it, an unseen object ends."""
+    """See the module. `max_lost`: the run's (`RunConfig.max_lost`): after it, an unseen object ends; `off_delay`:
+    the run's `motion_off_delay` (an input may have its own)."""
 
     name = "motion"
     on_skipped = True
 
-    def __init__(self, max_lost: float = 2.0):
-        self.max_lost = max_lost
+    def __init__(self, max_lost: float = 2.0, off_delay: float = 30.0):
+        self.max_lost, self.off_delay = max_lost, off_delay
         self._live: dict[int, _Live] = {}
         self._cameras: dict[int, str] = {}
         self._counts: dict[str, MotionCounts] = {}
@@ -170,7 +181,9 @@ class MotionStage(StageBase):
     def begin(self, input: InputInfo) -> None:
         counts = self._counts.setdefault(input.camera, MotionCounts())
         self._cameras[input.index] = input.camera
-        self._live[input.index] = _Live(counts=counts, rate=input.rate)
+        own = input.settings.motion_off_delay
+        delay = self.off_delay if own is None else own
+        self._live[input.index] = _Live(counts=counts, rate=input.rate, off_delay=delay)
 
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
             tuple[Detections | None, list]:
@@ -183,6 +196,8 @@ class MotionStage(StageBase):
             live.moved.clear()
             live.last_seen.clear()
             live.busy_until, live.end_due = -math.inf, math.inf
+            live.said_t = -math.inf  # (its counts are said again from the new time base on)
+            live.motion_t = t if live.on else -math.inf  # (an ON's delay counts from the new time base)
         dt = min(1.0, max(0.0, t - live.t)) if live.t is not None else 0.0
         live.t = t
         self._count(live, frame, dt)
@@ -192,20 +207,34 @@ class MotionStage(StageBase):
 
     def _state(self, input: int, live: _Live, moving: bool, t: float | None) -> list:
         """A `MotionState` if the camera's changed, or its counts moved `REFRESH_S` after the last said (t None:
-        its input ended: said if motion was on)."""
+        its input ended: always, with its topic OFF)."""
         c, last = live.counts, live.said
-        now = MotionState(camera=self._cameras[input], active=moving, all_motion=live.scene.all_motion,
+        news = self._topic(live, moving, t)
+        now = MotionState(camera=self._cameras[input], active=moving, on=live.on, all_motion=live.scene.all_motion,
                           whole_scene=live.whole, inferences_skipped=c.inferences_skipped,
-                          whole_scene_episodes=c.whole_scene_episodes, frame_time=time.time())
+                          whole_scene_episodes=c.whole_scene_episodes, frame_time=time.time(), news=news)
         flags = (now.active, now.all_motion, now.whole_scene)
-        if last is not None and flags == (last.active, last.all_motion, last.whole_scene):
+        if t is not None and not news and last is not None and flags == (last.active, last.all_motion,
+                                                                         last.whole_scene):
             counts_moved = (now.inferences_skipped, now.whole_scene_episodes) != \
                 (last.inferences_skipped, last.whole_scene_episodes)
-            if t is None or not counts_moved or t - live.said_t < REFRESH_S:
+            if not counts_moved or t - live.said_t < REFRESH_S:
                 return []
-        now = replace(now, news=last is None or last.active != now.active)
         live.said, live.said_t = now, t if t is not None else live.said_t
         return [now]
+
+    @staticmethod
+    def _topic(live: _Live, moving: bool, t: float | None) -> bool:
+        """Frigate's rule for `CAMERA/motion` (its `on`), at media time `t` (None: its input ended, OFF at once):
+        whether what it says changed."""
+        was = live.on
+        if t is None:
+            live.on = False
+        elif moving:
+            live.on, live.motion_t = True, t
+        elif t - live.motion_t >= live.off_delay:
+            live.on = False
+        return live.on != was
 
     def _count(self, live: _Live, frame: PreparedFrame, dt: float) -> None:
         m, c = frame.motion, live.counts
@@ -259,9 +288,10 @@ class MotionStage(StageBase):
         return live is not None and live.scene.all_motion
 
     def end(self, input: int) -> list:
-        """A camera whose motion was on says it is off (its input ended)."""
+        """Its input ended: its camera's last state (its final counts; OFF on its topic if it said ON), once it
+        said one."""
         live = self._live.pop(input, None)
-        if live is None or live.said is None or not live.said.active:
+        if live is None or live.said is None:
             return []
         return self._state(input, live, False, None)
 

@@ -160,8 +160,9 @@ def test_zones():
 
 def test_motion():
     table, notes, _ = camera(with_input(motion={"enabled": True, "threshold": 40, "contour_area": 10,
-                                                "improve_contrast": True}))
-    assert (table["motion"], table["motion_threshold"]) == (True, 40)
+                                                "improve_contrast": True, "mqtt_off_delay": 10}))
+    assert (table["motion"], table["motion_threshold"], table["motion_off_delay"]) == (True, 40, 10)
+    assert not [n for n in notes if "mqtt_off_delay" in n]  # (the review of issue 37: it was "not mapped")
     assert "cameras.front.motion.contour_area: not mapped (zerocopy's motion gate counts changed pixels, not " \
         "contours)" in notes
     assert "cameras.front.motion.improve_contrast: not mapped" in notes
@@ -262,11 +263,11 @@ def test_the_zerocopy_section_holds_serves_own_keys():
 
 def test_load_and_check_a_frigate_file(tmp_path: Path, capsys):
     raw = {"mqtt": {"host": "127.0.0.1"}, "detectors": {"cpu": {"type": "cpu"}}, "objects": {"track": ["face"]},
-           "cameras": {"front": CAMERA}, "zerocopy": {"defaults": {"model": "face"},
-                                                      "storage": {"path": str(tmp_path / "store")}}}
+           "cameras": {"front": {**CAMERA, "motion": {"mqtt_off_delay": 10}}},
+           "zerocopy": {"defaults": {"model": "face"}, "storage": {"path": str(tmp_path / "store")}}}
     path = write(tmp_path, raw, "frigate.yaml")
     config = load_config(path, env=env_for(tmp_path))
-    assert config.cameras[0].settings["classes"] == ["face"]
+    assert config.cameras[0].settings["classes"] == ["face"] and config.cameras[0].run.motion_off_delay == 10.0
     assert (config.publish.url, config.publish.frigate_events) == ("mqtt://127.0.0.1:1883/frigate", True)
     assert main(["serve", str(path), "--check"]) == 0
     assert "detectors: not mapped" in capsys.readouterr().err

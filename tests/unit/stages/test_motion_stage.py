@@ -121,27 +121,72 @@ def test_inputs_are_apart_and_a_restart_forgets_the_objects():
     assert not stage.busy(0) and stage.summary()["cameras"]["cam0"]["frames"] == 45
 
 
+def run(stage: MotionStage, motions: list[Motion], start: int = 0, input: int = 0) -> list[tuple[int, object]]:
+    """The states `stage` says of `motions` from frame `start` on (the frames without motion not inferred)."""
+    said = []
+    for i, m in enumerate(motions, start):
+        skipped = "motion" if m is STILL else None
+        said += [(i, r) for r in stage(frame(i, m, inferred=skipped is None, skipped_by=skipped), None, input)[1]]
+    return said
+
+
 def test_it_says_its_state_when_it_changes_and_its_counts_at_most_every_refresh():
     """Issue 37, item 3: the motion gate's state is the stage's own record (`MotionState`), so serve's figures come
-    from it and not from a second count; Frigate's `CAMERA/motion` ON/OFF goes out when motion starts or stops."""
+    from it and not from a second count; Frigate's `CAMERA/motion` says ON when motion starts, OFF after the delay."""
     from zerocopy.stages.motion import REFRESH_S, MotionState
     from zerocopy.stages.records import Record
 
-    stage = begun(MotionStage())
-    said = []
-    motions = [STILL] * 5 + [MOVING] * 3 + [STILL] * 40
-    for i, m in enumerate(motions):
-        skipped = "motion" if m is STILL and i >= 8 else None
-        said += [(i, r) for r in stage(frame(i, m, inferred=skipped is None, skipped_by=skipped), None, 0)[1]]
+    stage = begun(MotionStage(off_delay=2.0))
+    said = run(stage, [STILL] * 5 + [MOVING] * 3 + [STILL] * 40)
     assert all(isinstance(r, MotionState) and isinstance(r, Record) for _, r in said)
-    news = [(i, r.active) for i, r in said if r.news]
-    assert news == [(0, False), (5, True), (8, False)]  # the first state, motion on, motion off
-    assert [r.topic for i, r in said if r.news] == ["cam0/motion"] * 3 and said[1][1].to_mqtt() == "ON"
-    refreshes = [i for i, r in said if not r.news]
+    assert [(i, r.active) for i, r in said[:3]] == [(0, False), (5, True), (8, False)]  # the gate's own reading
+    assert [(i, r.to_mqtt()) for i, r in said if r.news] == [(5, "ON"), (27, "OFF")]  # 2 s after the last motion
+    assert [r.topic for i, r in said if r.news] == ["cam0/motion"] * 2 and not MotionState.retained
+    refreshes = [i for i, r in said if not r.news and not r.active and i > 8]
     assert refreshes and all(r.topic is None for i, r in said if not r.news)
     assert all(b - a >= REFRESH_S * FPS for a, b in zip([8, *refreshes], refreshes, strict=False))
-    assert said[-1][1].inferences_skipped <= stage.summary()["inferences_skipped"] == 40
-    stage(frame(len(motions), MOVING), None, 0)
+    assert said[-1][1].inferences_skipped <= stage.summary()["inferences_skipped"] == 45
+    stage(frame(48, MOVING), None, 0)
     ended = stage.end(0)  # motion was on: the camera says it is off
-    assert [(r.active, r.news) for r in ended] == [(False, True)]
+    assert [(r.active, r.on, r.news, r.to_mqtt()) for r in ended] == [(False, False, True, "OFF")]
     assert begun(MotionStage()).end(0) == []
+
+
+def test_a_flickering_scene_says_on_once_and_off_only_after_the_delay_without_motion():
+    """The review of issue 37: a scene whose motion flickers frame by frame said ON/OFF at every change (50
+    messages in 10 s); Frigate says ON once and OFF `mqtt_off_delay` (30 s) after the last motion."""
+    stage = begun(MotionStage())
+    said = run(stage, [MOVING, STILL] * 50)  # 10 s of flicker
+    assert [(i, r.to_mqtt()) for i, r in said if r.news] == [(0, "ON")]
+    assert sum(r.active != s.active for (_, r), (_, s) in zip(said, said[1:], strict=False)) > 50  # (the figures)
+    said = run(stage, [STILL] * 310, start=100)
+    off = [(i, r.to_mqtt()) for i, r in said if r.news]
+    assert len(off) == 1 and off[0][1] == "OFF"
+    assert off[0][0] / FPS - 9.8 == pytest.approx(30.0, abs=1.01 / FPS)  # 30 s after the last motion, at 9.8 s
+
+
+def test_an_input_has_its_own_off_delay():
+    from zerocopy.input_settings import input_settings
+
+    stage = MotionStage(off_delay=30.0)
+    stage.begin(InputInfo(index=0, source="cam0.mp4", camera="cam0", rate=FPS,
+                          settings=input_settings({"motion_off_delay": 0})))
+    said = run(stage, [MOVING, STILL, MOVING, STILL])
+    assert [(i, r.to_mqtt()) for i, r in said if r.news] == [(0, "ON"), (1, "OFF"), (2, "ON"), (3, "OFF")]
+
+
+def test_after_a_restart_its_counts_are_said_again_and_its_on_ends_after_the_delay():
+    """The review of issue 37: after the input's time went back, the media time its counts were last said at was
+    ahead of every frame's, so serve's counts stopped being refreshed."""
+    stage = begun(MotionStage(off_delay=2.0))
+    run(stage, [STILL] * 100 + [MOVING])  # 10 s, motion on at its end
+    said = run(stage, [STILL] * 40)  # its time went back to 0
+    assert [i for i, r in said if not r.news] == [0, 10, 30]  # its counts said again, every second (and at 20)
+    assert [(i, r.to_mqtt()) for i, r in said if r.news] == [(20, "OFF")]  # 2 s after the restart
+
+
+def test_its_input_ending_says_its_final_counts_even_with_motion_off():
+    stage = begun(MotionStage())
+    said = run(stage, [STILL] * 5)
+    ended = stage.end(0)
+    assert len(ended) == 1 and not ended[0].news and ended[0].inferences_skipped == 5 > said[-1][1].inferences_skipped
