@@ -1,11 +1,12 @@
 """What the HTTP side's routes read of a request (`Request`, its numbers: `whole_number`) and give back (`Answer`,
-whose body is bytes or a part of an open file, `FilePart`, sent in chunks: `files.send_answer`)."""
+whose body is bytes, a part of an open file, `FilePart`, sent in chunks: `files.send_answer`, or a `Stream` that
+goes on as long as the client reads it: `streams.send_stream`)."""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 from urllib.parse import parse_qs
 
 
@@ -32,12 +33,23 @@ class FilePart:
             self.fd = -1
 
 
+class Stream(Protocol):
+    """An answer's body of unknown length, sent in chunks as it comes (a camera's live video): `first` at once, then
+    what each `read()` gives (b"": nothing yet; a `ZeroCopyError`: it has ended), until the client goes away. `read`
+    never waits. Owned by the answer: `close()` (the server's, once it is over)."""
+
+    first: bytes
+
+    def read(self) -> bytes: ...
+    def close(self) -> None: ...
+
+
 class Answer(NamedTuple):
     """An HTTP answer (`route`, `as_json`, `Gate.refuse`, `files.file_answer`)."""
 
     status: int
     content_type: str
-    body: bytes | FilePart
+    body: bytes | FilePart | Stream
     headers: tuple[tuple[bytes, bytes], ...] = ()  # besides Content-Type, Content-Length and Cache-Control
 
 

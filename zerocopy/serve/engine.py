@@ -32,6 +32,7 @@ from zerocopy.pipeline import FrameDone, InputBegin, InputEnd
 from zerocopy.pipeline.parallel import Reopen
 from zerocopy.publish import MqttPublisher, MqttTarget
 from zerocopy.publish.homeassistant import announce
+from zerocopy.record.ring import PacketRing
 from zerocopy.redaction import redact_text
 from zerocopy.serve.cameras import Camera
 from zerocopy.serve.recording import Recordings
@@ -286,6 +287,11 @@ class Engine:
         cam, group = found
         det = group.detector
         return cam.latest_jpeg(det.names or () if det is not None else ())
+
+    def ring(self, name: str) -> PacketRing | None:
+        """The ring of the camera's record stream (its live video), None if it does not record."""
+        recording = self.recordings.by_name.get(name) if self.recordings is not None else None
+        return recording.ring if recording is not None else None
 
     def healthy(self) -> Health:
         """Unhealthy when no camera is enabled, or none can work: each failed or never opened (it is "starting" with

@@ -21,7 +21,7 @@ from http import HTTPStatus
 from typing import Any
 
 from zerocopy.errors import ZeroCopyError
-from zerocopy.serve.answers import Request, as_json
+from zerocopy.serve.answers import FilePart, Request, as_json
 from zerocopy.serve.connections import (
     MAX_CONNECTIONS,
     MAX_HEADERS,
@@ -37,6 +37,7 @@ from zerocopy.serve.gate import LOOPBACK_NAMES, Gate
 from zerocopy.serve.http_config import HttpConfig, host_name, is_loopback, parse_listen
 from zerocopy.serve.page import PAGE_PATHS
 from zerocopy.serve.routes import StatusSource, metrics_registry, route
+from zerocopy.serve.streams import send_stream
 
 READ_TIMEOUT_S = 10.0  # from a connection's opening (or its last answer) to its next request's complete headers
 KEEP_ALIVE_S = 5.0  # a connection idle after an answer is closed after this (uvicorn's timeout_keep_alive)
@@ -48,8 +49,8 @@ SAY_EVERY_S = 60.0  # the same kind of server error is said at most once a minut
 
 class App:
     """The ASGI app: GET and HEAD only; the gate first, then `route` on the thread pool (with the request's query
-    and headers). Every answer has `Content-Length`, `Cache-Control: no-store` (unless it says its own: the page's
-    files) and (from the server's default headers) `nosniff`."""
+    and headers). Every answer has `Content-Length` (but a stream, a camera's live video: chunked), `Cache-Control:
+    no-store` (unless it says its own: the page's files) and (from the server's default headers) `nosniff`."""
 
     def __init__(self, source: StatusSource, registry: Any, gate: Gate, pool: ThreadPoolExecutor,
                  requires_broker: bool = False):
@@ -73,9 +74,11 @@ class App:
                 answer = as_json(HTTPStatus.INTERNAL_SERVER_ERROR,
                                  {"error": f"{type(e).__name__}: {e}".splitlines()[0][:300]})
         own_cache = any(name == b"cache-control" for name, _ in answer.headers)
-        headers = [(b"content-type", answer.content_type.encode()), (b"content-length", str(len(answer.body)).encode()),
+        whole = isinstance(answer.body, (bytes, FilePart))  # else a `Stream`: chunked, as long as it goes on
+        headers = [(b"content-type", answer.content_type.encode()),
+                   *([(b"content-length", str(len(answer.body)).encode())] if whole else []),
                    *([] if own_cache else [(b"cache-control", b"no-store")]), *answer.headers]
-        await send_answer(answer, headers, method == "HEAD", send, receive, self.pool)
+        await (send_answer if whole else send_stream)(answer, headers, method == "HEAD", send, receive, self.pool)
 
 
 class StatusServer:

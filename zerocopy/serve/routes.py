@@ -1,6 +1,6 @@
 """What `zerocopy serve`'s HTTP side answers (the server itself is `http.py`): `/health`, `/metrics` (Prometheus,
-built at scrape time), `/api/cameras` and each camera's `latest.jpg`, all read from the engine when asked
-(`StatusSource`)."""
+built at scrape time), `/api/cameras`, each camera's `latest.jpg` and `live.mp4` (its record stream as it comes),
+all read from the engine when asked (`StatusSource`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from http import HTTPStatus
 from typing import Any, NamedTuple, Protocol
 
 from zerocopy.publish.ledger import KINDS
+from zerocopy.record.live import NoLive, open_live
+from zerocopy.record.ring import PacketRing
 from zerocopy.serve.answers import Answer, Request, as_json
 from zerocopy.serve.event_routes import event_answer
 from zerocopy.serve.page import PAGE_PATHS, page_answer
@@ -39,7 +41,8 @@ class StatusSource(Protocol):
     """What the server reads (the engine). `latest`: whether cameras keep their last picture for latest.jpg.
     `cameras(stats)` takes `publisher_stats()` when the caller has read it already, else reads it.
     `model_compiles()`: how many times each model was compiled since the start. `storage`: where events are kept
-    (None: nowhere; `/api/events` answers 404)."""
+    (None: nowhere; `/api/events` answers 404). `ring(name)`: the ring of the camera's record stream (None: it does
+    not record)."""
 
     latest: bool
     storage: Storage | None
@@ -47,6 +50,7 @@ class StatusSource(Protocol):
     def model_compiles(self) -> dict[str, int]: ...
     def cameras(self, publisher_stats: dict | None = None) -> list[CameraStatus]: ...
     def latest_jpeg(self, name: str) -> bytes | None: ...
+    def ring(self, name: str) -> PacketRing | None: ...
     def healthy(self) -> Health: ...
     def publisher_stats(self) -> dict | None: ...
 
@@ -189,5 +193,27 @@ def route(source: StatusSource, registry: Any, path: str, requires_broker: bool 
             return Answer(HTTPStatus.OK, "image/jpeg", jpeg)
         if parts[3] in RECORDING_ROUTES:
             return recording_answer(source.storage, name, parts[3], request or Request())
+        if parts[3] == "live.mp4":
+            return live_answer(source, name)
     return as_json(HTTPStatus.NOT_FOUND, {"error": "not found; try /health, /metrics, /api/cameras, "
-                                        "/api/cameras/NAME/latest.jpg, /api/events"})
+                                        "/api/cameras/NAME/latest.jpg, /api/cameras/NAME/live.mp4, /api/events"})
+
+
+def live_answer(source: StatusSource, name: str) -> Answer:
+    """The camera's live video (`record.live`): its record stream as fragmented MP4 from its newest keyframe, sent
+    as it comes; its codec in the Content-Type (`codecs=`), the Unix time its first picture arrived in
+    `X-Live-Start`. 404 for a camera that does not record, or whose codec is not H.264 or H.265; 503 (`Retry-After`)
+    while it has no keyframe yet, or when `MAX_VIEWERS` are watching already."""
+    ring = source.ring(name)
+    if ring is None:
+        return as_json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r} does not record (no [storage], record = "
+                                              "false, or a local device): live video is its record stream"})
+    try:
+        stream = open_live(ring)
+    except NoLive as e:
+        if e.retry_s is None:
+            return as_json(HTTPStatus.NOT_FOUND, {"error": f"camera {name!r}: {e}"})
+        return as_json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": f"camera {name!r}: {e}"},
+                       headers=((b"retry-after", str(e.retry_s).encode()),))
+    return Answer(HTTPStatus.OK, f'video/mp4; codecs="{stream.codec}"', stream,
+                  ((b"x-live-start", f"{stream.start_wall:.3f}".encode()),))
