@@ -11,6 +11,7 @@ per box. A frame's media time is the clock: a file gives the same seconds howeve
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -25,6 +26,7 @@ from zerocopy.track import ObjectEvent
 DWELL = Family(kind="histogram", name="zerocopy_zone_dwell_seconds", help="seconds each tracked object stayed in a "
                "zone (summed over its visits), counted when it ends", labels=("zone", "label"),
                buckets=(1.0, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0))
+log = logging.getLogger("zerocopy")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,15 +72,20 @@ class _Stay:
 
 
 class Dwell(StageBase):
-    """Per input, each open object's visits to its zones (by event id), from the events the stages before made."""
+    """Per input, each open object's visits to its zones (by event id), from the events the stages before made; an
+    input with no zone (neither the run's nor its own) is said once, as it measures nothing."""
 
     name = "dwell"
 
     def __init__(self, config: RunConfig, names: Sequence[str] | None = None):
         self._stays: dict[int, dict[str, _Stay]] = {}
+        self._zoned = bool(config.zones)  # the run has zones (an input may have its own instead)
 
     def begin(self, input: InputInfo) -> None:
         self._stays[input.index] = {}
+        if not self._zoned and not input.settings.zones:
+            log.warning("%s: dwell measures how long objects stay in zones, and this input has none: give it zones "
+                        "(--zone, or the camera's zones)", input.camera)
 
     def amend(self, events: list, input: int) -> list:
         stays = self._stays.get(input)

@@ -91,6 +91,21 @@ def test_an_object_that_entered_no_zone_ends_with_an_empty_dwell_and_no_record()
     assert objects(events)[-1].extra == {"dwell": {}} and not [e for e in events if isinstance(e, Dwelled)]
 
 
+def test_an_input_without_zones_is_said_once_as_it_measures_nothing(caplog):
+    """The review of issue 37: `--dwell` on an input with no zone measured nothing, and said nothing."""
+    from zerocopy.input_settings import input_settings
+
+    caplog.set_level("WARNING", logger="zerocopy")
+    stage = Dwell(RunConfig(dwell=True), NAMES)
+    stage.begin(InputInfo(index=0, source="a.mp4", camera="yard", rate=RATE))
+    stage.begin(InputInfo(index=1, source="b.mp4", camera="door", rate=RATE,
+                          settings=input_settings({"zones": [DOOR]})))  # its own zones
+    Dwell(RunConfig(dwell=True, zones=[DOOR]), NAMES).begin(InputInfo(index=0, source="c.mp4", camera="gate",
+                                                                      rate=RATE))  # the run's
+    said = [r.getMessage() for r in caplog.records if "dwell" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("yard: dwell measures how long objects stay in zones")
+
+
 def test_the_record_measures_a_histogram_per_zone_and_label():
     figures = Figures()
     for seconds in (2.0, 40.0):
