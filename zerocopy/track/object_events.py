@@ -60,7 +60,7 @@ class ObjectEvent(RecordBase):
     has_snapshot: bool = False  # a snapshot of it is written, or being written (serve's snapshots)
     has_clip: bool = False  # a clip of it will be written (serve's recording)
     # what a stage after tracking adds of its own (`{"dwell": {…}}`): in the record, and in MQTT's payload and `after`
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict, hash=False)  # (not hashed: an event stays hashable)
 
     def to_record(self) -> dict:
         """The event as one JSON Lines record (`--events`)."""

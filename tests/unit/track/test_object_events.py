@@ -149,3 +149,14 @@ def test_an_id_seen_again_after_max_lost_ends_its_object_and_starts_a_new_one():
     assert [e.type for e in again] == ["new", "end"]
     assert again[0].id != end.id and again[0].first_pts == 3.0 and again[0].frames == 3
     assert ev.totals == {"face": [2, pytest.approx(0.5 + 0.5)]}
+
+
+def test_an_event_is_hashable_with_what_a_stage_added():
+    """The review of issue 37: `extra` (a dict) made every `ObjectEvent` unhashable (no set of events, no dict
+    keyed by one); it is left out of the hash, and still in the event's equality and record."""
+    import dataclasses
+
+    (new,) = feed(make(min_hits=1), [tracked((1, 10, 10, 50, 50))])
+    ended = dataclasses.replace(new, type="end", extra={"dwell": {"door": 2.0}})
+    assert len({new, ended, dataclasses.replace(ended)}) == 2 and hash(ended) == hash(dataclasses.replace(ended))
+    assert ended != dataclasses.replace(ended, extra={}) and ended.to_record()["dwell"] == {"door": 2.0}
