@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from zerocopy.analytics.filter_specs import FILTERS, FilterSpec
 from zerocopy.analytics.specs import LINES, MASKS, ZONES, LineSpec, MaskSpec, ZoneSpec
 from zerocopy.budget import default_decode_threads
 from zerocopy.catalog import DEFAULT_MODEL
@@ -42,6 +43,7 @@ from zerocopy.kinds import (
 from zerocopy.names import as_name
 from zerocopy.postprocess import POSTPROCESSORS
 from zerocopy.roi.tasks import RoiTask, parse_task
+from zerocopy.serve.checks import did_you_mean
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
@@ -181,6 +183,12 @@ class RunConfig:
         (), LINES, "a line to count crossings of (repeatable): each crossing is a `cross` event, direction `in` "
         "from the line's right-hand side to its left looking from its first point to its second (implies --track)",
         "NAME:x1,y1,x2,y2[:labels=A,B]", per_input=True)
+    filters: tuple[FilterSpec, ...] = setting(
+        (), FILTERS, "a label's object filters (repeatable, Frigate's objects.filters): min_score drops a box scored "
+        "below it, threshold confirms an object only once its scores' median reaches it, min_area/max_area bound a "
+        "box's area (pixels, or a fraction of the frame when <= 1), min_ratio/max_ratio its width/height, mask (a "
+        "polygon, repeatable) drops a box whose bottom-centre is in it", "LABEL:KEY=VALUE[:KEY=VALUE...]",
+        per_input=True)
     dwell: bool = setting(False, SWITCH, "with zones: how long each tracked object stayed in each zone, in its end "
                           "event (dwell: zone → seconds), on serve's /metrics and retained on CAMERA/ZONE/LABEL/dwell",
                           stage="zerocopy.analytics.dwell:Dwell")
@@ -236,12 +244,14 @@ class RunConfig:
 
     @classmethod
     def _known(cls, names: Iterable[str]) -> None:
-        """A `ConfigError` (not a `TypeError`) naming a setting that does not exist."""
-        known = {f.name for f in cls.settings()}
-        unknown = sorted(set(names) - known)
+        """One `ConfigError` (not a `TypeError`) naming every setting that does not exist, each with the nearest
+        one that does."""
+        known = sorted(f.name for f in cls.settings())
+        unknown = sorted(set(names) - set(known))
         if unknown:
-            raise ConfigError(unknown[0], f"unknown setting {unknown[0]!r}; the settings are: "
-                              f"{', '.join(sorted(known))}")
+            named = ", ".join(f"{key!r}{did_you_mean(key, known)}" for key in unknown)
+            raise ConfigError(unknown[0], f"unknown setting{'s' * (len(unknown) > 1)} {named}; the settings are: "
+                              f"{', '.join(known)}")
 
     @classmethod
     def make(cls, settings: Mapping[str, Any]) -> RunConfig:

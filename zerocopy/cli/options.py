@@ -16,7 +16,7 @@ from zerocopy.errors import ConfigError
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE, EXIT_TERMINATED = 0, 1, 2, 130, 141, 143
 # Flags a setting is also known by (older names keep working).
 ALIASES = {"postprocess": ("--decoder",), "anonymise": ("--anonymize",), "anonymise_style": ("--anonymize-style",),
-           "zones": ("--zone",), "lines": ("--line",)}
+           "zones": ("--zone",), "lines": ("--line",), "filters": ("--filter",)}
 # The settings bench takes (it runs every path itself and measures whole files, not live sources).
 BENCH_SETTINGS = ("model", "device", "nireq", "ov_config", "decode_threads", "batch", "threshold", "classes",
                   "classify", "max_rois", "min_presence", "detect_fps", "tiles", "motion", "motion_threshold",

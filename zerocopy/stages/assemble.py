@@ -17,6 +17,7 @@ from zerocopy.postprocess import LabelChoice
 from zerocopy.roi.setup import ResolvedTask, make_stage, make_tiler
 from zerocopy.snapshots.stage import Snapshots
 from zerocopy.stages.base import Stage
+from zerocopy.stages.filters import ObjectFilters
 from zerocopy.stages.labels import Anonymise, DetectedClasses, ShownClasses
 from zerocopy.stages.motion import MotionStage
 from zerocopy.track.stage import InputTracks
@@ -24,12 +25,12 @@ from zerocopy.track.stage import InputTracks
 
 def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_input_kind: str,
                     memory_type: str | None, tasks: Sequence[ResolvedTask], labels: LabelChoice) -> list[Stage]:
-    """Tiles (`tiles`), an input's own classes, region models (`classify`), anonymising (`anonymise`), the classes
-    reported, tracking (`track`) and what follows tracked objects: the counts in view, zones and lines (an input
-    without zones or lines of its own or the run's costs them nothing). The order matters (region models run on
-    the boxes kept, pictures are hidden before any output sees them, what is reported is tracked, zones and lines
-    see the tracks' ids), snapshots of them, and what the motion gate saw (`motion`: its `busy` makes the gate infer
-    while a tracked object moves)."""
+    """Tiles (`tiles`), an input's own classes, region models (`classify`), anonymising (`anonymise`), each label's
+    box filters (`filters`), the classes reported, tracking (`track`) and what follows tracked objects: the counts
+    in view, zones and lines (an input without zones or lines of its own or the run's costs them nothing). The order
+    matters (region models run on the boxes kept, pictures are hidden before any output sees them, and before a
+    filter drops a box, what is reported is tracked, zones and lines see the tracks' ids), snapshots of them, and
+    what the motion gate saw (`motion`: its `busy` makes the gate infer while a tracked object moves)."""
     stages: list[Stage] = []
     tiler = make_tiler(core, detector, config, roi_input_kind, memory_type, labels.detected())
     if tiler is not None:
@@ -40,8 +41,9 @@ def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_i
         stages.append(rois)
     if labels.hidden:
         stages.append(Anonymise(labels, config.anonymise_style))
-    stages.append(ShownClasses(labels))
     names = detector.labels or None
+    stages.append(ObjectFilters(config.filters, names))  # (after anonymise: a box a filter drops is hidden still)
+    stages.append(ShownClasses(labels))
     declared = declared_stages(config, names)
     if config.track or config.zones or config.lines or config.snapshots or declared:  # (they follow tracked objects)
         tracks = InputTracks(config, names)

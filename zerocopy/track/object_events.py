@@ -1,7 +1,7 @@
-"""Object events: `new` once an object has been found in `min_hits` inferred frames, `update` when its
-box or score changed materially (at most every `update_interval` seconds), `end` at the first inferred frame
-after it has gone unseen for more than `max_lost` seconds (with that frame's time), or when its input ends or
-the run stops (with its last frame's).
+"""Object events: `new` once an object has been found in `min_hits` inferred frames (and, with a label's filter
+`threshold`, once the median of its last scores reaches it), `update` when its box or score changed materially (at
+most every `update_interval` seconds), `end` at the first inferred frame after it has gone unseen for more than
+`max_lost` seconds (with that frame's time), or when its input ends or the run stops (with its last frame's).
 
 Times: `start_time`, `end_time` and `frame_time` are Unix times (when the frame came out of its decoder),
 `first_pts`/`last_pts` the object's first and last sighting in the input's own media time. Intervals
@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import secrets
+import statistics
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from zerocopy.stages.records import RecordBase
 
 MOVED_IOU = 0.8  # a box whose IoU with the last published one is below this has moved: worth an update
 SCORE_CHANGE = 0.1  # likewise a score that changed by this much
+SCORE_HISTORY = 10  # an object's last scores whose median a label's `threshold` asks of it (Frigate keeps 10)
 
 _ID_CHARS = string.ascii_lowercase + string.digits
 
@@ -117,9 +119,11 @@ class _Object:
     sent_pts: float = 0.0  # when the last event went out, and what it said
     sent_box: np.ndarray = field(default_factory=lambda: np.zeros(4))
     sent_score: float = 0.0
+    scores: list[float] = field(default_factory=list)  # its last SCORE_HISTORY scores
 
     def see(self, box: np.ndarray, score: float, pts: float, wall: float) -> None:
         self.box, self.score, self.last_pts, self.last_wall = box, score, pts, wall
+        self.scores = [*self.scores[1 - SCORE_HISTORY:], score]
         self.hits += 1
         self.top_score = max(self.top_score, score)
 
@@ -129,11 +133,14 @@ class _Object:
 
 
 class ObjectEvents:
-    """The events of one input's tracked objects (fed each inferred frame's boxes and their ids)."""
+    """The events of one input's tracked objects (fed each inferred frame's boxes and their ids). `thresholds`:
+    per label (lowercased), the median of an object's last scores that its `new` waits for (Frigate's `threshold`,
+    which tells a true object from a false positive), besides its `min_hits` sightings."""
 
     def __init__(self, names: Sequence[str] | None, source: str, camera: str, node: str, min_hits: int = 3,
-                 max_lost: float = 2.0, update_interval: float = 5.0):
+                 max_lost: float = 2.0, update_interval: float = 5.0, thresholds: Mapping[str, float] | None = None):
         self.names, self.source, self.camera, self.node = names, source, camera, node
+        self.thresholds = {label.lower(): t for label, t in (thresholds or {}).items()}
         self.min_hits, self.max_lost, self.update_interval = min_hits, max_lost, update_interval
         self._objects: dict[int, _Object] = {}
         self.totals: dict[str, list[float]] = {}  # label → [objects that had a `new`, their summed dwell]
@@ -182,7 +189,7 @@ class ObjectEvents:
                                                    score=score)
                 obj.hits = int(first < pts)  # its first sighting, in an earlier frame
             obj.see(box, score, pts, wall)
-            if obj.event_id is None and obj.hits >= self.min_hits:
+            if obj.event_id is None and obj.hits >= self.min_hits and self._true(obj):
                 obj.event_id = f"{obj.first_wall:.6f}-{''.join(secrets.choice(_ID_CHARS) for _ in range(6))}"
                 out.append(self._event("new", obj, wall))
                 self._sent(obj, pts)
@@ -193,6 +200,11 @@ class ObjectEvents:
             out += self._end(self._objects.pop(tid), wall)
         self._previous = pts
         return out
+
+    def _true(self, obj: _Object) -> bool:
+        """Whether the median of the object's last scores reaches its label's threshold (none: it does)."""
+        threshold = self.thresholds.get(obj.label.lower())
+        return threshold is None or statistics.median(obj.scores) >= threshold
 
     def _end(self, obj: _Object, wall: float) -> list[ObjectEvent]:
         if obj.event_id is None:  # never confirmed: no `new`, so no `end`

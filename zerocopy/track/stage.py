@@ -40,10 +40,13 @@ class InputTracks(StageBase):
         self._sighted: dict[int, Detections] = {}
 
     def begin(self, input: InputInfo) -> None:
-        """An input began: its own tracker, at the rate its frames are inferred."""
+        """An input began: its own tracker, at the rate its frames are inferred, and its filters' thresholds (its
+        own, else the run's)."""
         c = self.config
+        filters = input.settings.filters if input.settings.filters is not None else c.filters
         events = ObjectEvents(self.names, source=input.source, camera=input.camera, node=self.node,
-                              min_hits=c.min_hits, max_lost=c.max_lost, update_interval=c.update_interval)
+                              min_hits=c.min_hits, max_lost=c.max_lost, update_interval=c.update_interval,
+                              thresholds={f.label: f.threshold for f in filters if f.threshold is not None})
         self._open[input.index] = (Tracker(input.inferred_rate, c.max_lost), events, input.rate)
 
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \

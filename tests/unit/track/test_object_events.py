@@ -151,6 +151,21 @@ def test_an_id_seen_again_after_max_lost_ends_its_object_and_starts_a_new_one():
     assert ev.totals == {"face": [2, pytest.approx(0.5 + 0.5)]}
 
 
+def test_a_labels_threshold_holds_new_back_until_the_median_of_its_scores_reaches_it():
+    """Frigate's rule: an object is a true positive once the median of its last scores reaches its label's
+    threshold; other labels, and objects of it whose median does, get their `new` at `min_hits` as before."""
+    ev = make(min_hits=2, thresholds={"person": 0.7})  # (the model's label is "Person": compared lowercased)
+    scores = [0.6, 0.65, 0.8, 0.9, 0.9]  # medians from the 2nd: 0.625, 0.65, 0.725: `new` at the 4th sighting
+    out = []
+    for i, s in enumerate(scores):
+        out += ev.update(tracked((1, 10, 10, 50, 50), score=s, label=1), i / 10, 1_700_000_000.0 + i / 10)
+    assert [(e.type, e.frames) for e in out] == [("new", 4)]
+    low = feed(make(min_hits=2, thresholds={"person": 0.7}), [tracked((2, 10, 10, 50, 50), score=0.6, label=1)] * 12)
+    assert low == []  # never confirmed: no `new`, no `end`
+    faces = feed(make(min_hits=2, thresholds={"person": 0.7}), [tracked((3, 10, 10, 50, 50), score=0.6)] * 3)
+    assert [e.type for e in faces] == ["new"]  # a face has no threshold: confirmed at min_hits
+
+
 def test_an_event_is_hashable_with_what_a_stage_added():
     """The review of issue 37: `extra` (a dict) made every `ObjectEvent` unhashable (no set of events, no dict
     keyed by one); it is left out of the hash, and still in the event's equality and record."""
