@@ -12,6 +12,7 @@ from typing import Any
 
 from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
+from zerocopy.serve.checks import did_you_mean
 
 
 def declared(key: str) -> dict[str, Any]:
@@ -60,7 +61,10 @@ def input_settings(given: Mapping[str, Any] | None, where: str = "per_input") ->
     given = dict(given or {})
     unknown = sorted(set(given) - set(INPUT_SETTINGS))
     if unknown:
-        raise ConfigError(where, f"{where}: an input may set only {', '.join(INPUT_SETTINGS)}, not {unknown[0]!r}")
+        runs = {f.name for f in RunConfig.settings()}  # (a setting of the run an input may not have of its own)
+        named = ", ".join(f"{key!r}" + (" (a setting of the whole run)" if key in runs else
+                                        did_you_mean(key, INPUT_SETTINGS)) for key in unknown)
+        raise ConfigError(where, f"{where}: an input may set only {', '.join(INPUT_SETTINGS)}, not {named}")
     kinds = {f.name: f.metadata["kind"] for f in RunConfig.settings() if f.name in INPUT_SETTINGS}
     checked = {name: kinds[name].check(name, value) for name, value in given.items() if value is not None}
     return InputSettings(**checked)

@@ -106,6 +106,19 @@ def test_an_unknown_setting_is_named():
         RunConfig().replace(colour="red")
 
 
+def test_every_unknown_setting_is_named_with_the_nearest_known_one():
+    """The review of issue 37: `Detector(clases=…, zone=…)` named only `clases`, and suggested nothing."""
+    from zerocopy import Detector
+
+    with pytest.raises(ConfigError) as e:
+        Detector(clases=["person"], zone=["door:0,0,1,0,1,1"], colour="red")
+    assert str(e.value).startswith("unknown settings 'clases' (did you mean classes?), 'colour', 'zone' (did you "
+                                   "mean zones?); the settings are: anonymise, ")
+    assert e.value.setting == "clases"
+    with pytest.raises(ConfigError, match=r"^unknown setting 'treshold' \(did you mean threshold\?\); "):
+        RunConfig.make({"treshold": 0.5})
+
+
 def test_values_are_normalised_once():
     from pathlib import Path
 

@@ -49,7 +49,11 @@ def test_serves_lists_of_settings_are_the_declarations():
 def test_what_an_input_may_set_is_said_from_the_declarations():
     with pytest.raises(ConfigError) as e:
         input_settings({"zones": ["door:0,0,1,0,1,1"], "threshold": 0.5}, "per_input[0]")
-    assert str(e.value) == f"per_input[0]: an input may set only {', '.join(INPUT_SETTINGS)}, not 'threshold'"
+    assert str(e.value) == f"per_input[0]: an input may set only {', '.join(INPUT_SETTINGS)}, not 'threshold' (a " \
+        "setting of the whole run)"
+    with pytest.raises(ConfigError) as e:  # every key it may not set, each with the nearest it may (issue 37's review)
+        input_settings({"zone": ["door:0,0,1,0,1,1"], "clases": ["person"], "colour": "red"}, "per_input[1]")
+    assert str(e.value).endswith(", not 'clases' (did you mean classes?), 'colour', 'zone' (did you mean zones?)")
 
 
 def test_zones_lines_and_masks_are_kept_read_and_printed_as_text_that_reads_back():
