@@ -43,6 +43,7 @@ from zerocopy.kinds import (
 from zerocopy.names import as_name
 from zerocopy.postprocess import POSTPROCESSORS
 from zerocopy.roi.tasks import RoiTask, parse_task
+from zerocopy.serve.checks import did_you_mean
 
 PATHS = ("zero-copy", "copy", "software", "baseline")
 AUTO_ORDER = ("zero-copy", "copy", "software")
@@ -243,12 +244,14 @@ class RunConfig:
 
     @classmethod
     def _known(cls, names: Iterable[str]) -> None:
-        """A `ConfigError` (not a `TypeError`) naming a setting that does not exist."""
-        known = {f.name for f in cls.settings()}
-        unknown = sorted(set(names) - known)
+        """One `ConfigError` (not a `TypeError`) naming every setting that does not exist, each with the nearest
+        one that does."""
+        known = sorted(f.name for f in cls.settings())
+        unknown = sorted(set(names) - set(known))
         if unknown:
-            raise ConfigError(unknown[0], f"unknown setting {unknown[0]!r}; the settings are: "
-                              f"{', '.join(sorted(known))}")
+            named = ", ".join(f"{key!r}{did_you_mean(key, known)}" for key in unknown)
+            raise ConfigError(unknown[0], f"unknown setting{'s' * (len(unknown) > 1)} {named}; the settings are: "
+                              f"{', '.join(known)}")
 
     @classmethod
     def make(cls, settings: Mapping[str, Any]) -> RunConfig:

@@ -4,7 +4,7 @@ with a close match suggested, tables and booleans of the right type."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 
 class Problems:
@@ -50,6 +50,12 @@ RENAMED: dict[str, dict[str, tuple[str, str]]] = {
 }
 
 
+def did_you_mean(key: str, known: Iterable[str]) -> str:
+    """The hint ` (did you mean NAME?)`, NAME the closest of `known` to `key` (difflib's); "" when none is close."""
+    close = difflib.get_close_matches(key, list(known), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def unknown_keys(where: str, keys: list[str], known: list[str], problem: Callable[[str, str], None], what: str,
                  frigate: str = "") -> None:
     """One line for each of `keys`, with the closest of `known` ("did you mean …?"), for a key Frigate writes so
@@ -61,8 +67,7 @@ def unknown_keys(where: str, keys: list[str], known: list[str], problem: Callabl
         if (named := FRIGATE_KEYS.get(frigate, {}).get(key)) is not None:
             hint = f" (did you mean {named[0]}? zerocopy's name for Frigate's {named[1]})"
         else:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
+            hint = did_you_mean(key, known)
         problem(where, f"unknown key {key!r}{hint}; {what}")
 
 
