@@ -39,7 +39,7 @@ class Camera(Protocol):
     """What is read of a camera: serve's `CameraConfig` (serve's config imports this module: no import back)."""
 
     name: str
-    settings: dict[str, Any]
+    run: RunConfig  # its run settings, checked once (`serve.camera_config.CameraConfig.run`)
     enabled: bool
     publish: bool
 
@@ -69,11 +69,11 @@ def label_slug(label: str) -> str:
     return _NOT_SLUG.sub("_", topic_label(label)).strip("_") or "label"
 
 
-def entity_labels(settings: dict[str, Any]) -> list[str]:
-    """The labels (lower case, as in the count topics) a camera gets entities for: its `classes` if set; else every
-    label of a model that has at most `FEW_LABELS`; else `person` (if the model has it) and the labels its zones and
-    lines name. 80 COCO labels would make 160+ entities per camera, nearly all for what never passes by."""
-    config = RunConfig.make(settings)
+def entity_labels(config: RunConfig) -> list[str]:
+    """The labels (lower case, as in the count topics) a camera (its run settings) gets entities for: its `classes`
+    if set; else every label of a model that has at most `FEW_LABELS`; else `person` (if the model has it) and the
+    labels its zones and lines name. 80 COCO labels would make 160+ entities per camera, nearly all for what never
+    passes by."""
     if config.classes:
         return _unique(config.classes)
     known = model_labels(config)
@@ -99,10 +99,9 @@ def _unique(labels: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(label.lower() for label in labels))
 
 
-def zone_labels(settings: dict[str, Any], labels: Sequence[str]) -> dict[str, list[str]]:
-    """Zone → the labels it gets entities for: its own `labels` that the camera reports (all of the camera's when it
-    names none)."""
-    config = RunConfig.make(settings)
+def zone_labels(config: RunConfig, labels: Sequence[str]) -> dict[str, list[str]]:
+    """Zone → the labels it gets entities for: its own `labels` that the camera (its run settings) reports (all of
+    the camera's when it names none)."""
     reported = {c.lower() for c in config.classes} if config.classes else None
     out = {}
     for zone in config.zones:
@@ -137,16 +136,16 @@ class Discovery:
         self.configs[f"{self.ha_prefix}/{component}/{unique_id(self.node)}/{uid}/config"] = config
 
     def camera(self, camera: Camera) -> None:
-        labels = entity_labels(camera.settings)
+        labels = entity_labels(camera.run)
         device = {"identifiers": [unique_id(self.node, camera.name)], "name": camera.name, "manufacturer": "zerocopy",
-                  "model": Path(str(camera.settings.get("model", RunConfig().model))).name,
+                  "model": Path(camera.run.model).name,
                   "sw_version": __version__, "via_device": unique_id(self.node)}
         for label in labels:
             self._pair(camera.name, None, label, device)
             self._add("image", (self.node, camera.name, label_slug(label), "snapshot"),
                       f"{label.capitalize()} snapshot", f"{camera.name}_{label}_snapshot", device,
                       image_topic=f"{self.prefix}/{snapshot_topic(camera.name, label)}", content_type="image/jpeg")
-        for zone, own in zone_labels(camera.settings, labels).items():
+        for zone, own in zone_labels(camera.run, labels).items():
             for label in own:
                 self._pair(camera.name, zone, label, device)
 
@@ -191,6 +190,6 @@ def announce(publisher: MqttPublisher, cameras: Sequence[Camera], ha: HomeAssist
                      owned=owned_filter(ha.prefix, node))
     if not ha.enabled:
         return f"Home Assistant: clearing node {node}'s entities under {ha.prefix}/ ([homeassistant] enabled = false)"
-    bare = [c.name for c in cameras if c.enabled and c.publish and not entity_labels(c.settings)]
+    bare = [c.name for c in cameras if c.enabled and c.publish and not entity_labels(c.run)]
     return (f"Home Assistant: {len(configs)} entities under {ha.prefix}/ as device(s) of node {node}" +
             (f"; no label chosen for camera(s) {', '.join(bare)}: set their classes" if bare else ""))

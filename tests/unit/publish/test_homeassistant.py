@@ -9,6 +9,7 @@ import jinja2
 import pytest
 from hadiscovery import problems
 
+from zerocopy.config import RunConfig
 from zerocopy.publish.homeassistant import OCCUPIED, discover, entity_labels, unique_id, zone_labels
 from zerocopy.serve.config import ServeConfigError, parse_config
 
@@ -41,21 +42,33 @@ def test_which_labels_get_entities():
                  "lines": {"gate": {"points": [[0, 0], [1, 1]], "labels": ["bicycle"]}}},
         "bare": {"model": "objects"},  # 24 labels: person only
     }).cameras
-    assert {c.name: entity_labels(c.settings) for c in cams} == {
+    assert {c.name: entity_labels(c.run) for c in cams} == {
         "picked": ["person", "car"], "few": ["face"], "many": ["person", "car", "bicycle"], "bare": ["person"]}
 
 
 def test_a_labels_file_of_ones_own_model(tmp_path):
     (tmp_path / "labels.txt").write_text("???\ncat\ndog\n\n")
-    settings = {"model": str(tmp_path / "model.xml"), "labels": str(tmp_path / "labels.txt")}
-    assert entity_labels(settings) == ["cat", "dog"]
-    assert entity_labels({**settings, "labels": str(tmp_path / "missing.txt")}) == []  # unknown: only the named
+    config = RunConfig(model=str(tmp_path / "model.xml"), labels=str(tmp_path / "labels.txt"))
+    assert entity_labels(config) == ["cat", "dog"]
+    assert entity_labels(config.replace(labels=str(tmp_path / "missing.txt"))) == []  # unknown: only the named
 
 
 def test_a_zone_gets_its_own_labels_that_the_camera_reports():
-    settings = serve_config({"c": {"model": "objects", "classes": ["person"], "zones": {
-        "drive": {"points": TRIANGLE, "labels": ["car", "person"]}, "yard": {"points": TRIANGLE}}}}).cameras[0].settings
-    assert zone_labels(settings, entity_labels(settings)) == {"drive": ["person"], "yard": ["person"]}
+    run = serve_config({"c": {"model": "objects", "classes": ["person"], "zones": {
+        "drive": {"points": TRIANGLE, "labels": ["car", "person"]}, "yard": {"points": TRIANGLE}}}}).cameras[0].run
+    assert zone_labels(run, entity_labels(run)) == {"drive": ["person"], "yard": ["person"]}
+
+
+def test_discovery_reads_each_cameras_checked_record_and_makes_no_other(monkeypatch):
+    """The review of issue 37: discovery made a `RunConfig` from each camera's settings twice over (every setting
+    checked again) where serve's check had made the camera's record (`CameraConfig.run`) once."""
+    cams = serve_config({"front": {"model": "objects", "zones": {"drive": {"points": TRIANGLE, "labels": ["car"]}}},
+                         "door": {"model": "face"}}).cameras
+    made = []
+    real = RunConfig.__post_init__
+    monkeypatch.setattr(RunConfig, "__post_init__", lambda self: made.append(self) or real(self))
+    configs = discover(cams, "box1", "zc").configs
+    assert made == [] and len(configs) == 1 + 3 * 2 + 2 + 3  # the box; person and car (and the drive's car); face
 
 
 def test_no_two_entities_share_an_id_whatever_the_names():

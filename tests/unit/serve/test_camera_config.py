@@ -54,7 +54,7 @@ def test_a_cameras_zones_lines_and_masks_are_read_once_and_every_consumer_takes_
         overlay = Overlay.of(own.of_run(groups[0][0]))
         assert overlay is not None and overlay.zones[0] is camera.run.zones[0]  # the very spec, not read again
         Zones(camera.run.zones, names), Lines(camera.run.lines, names)
-        entity_labels(camera.settings), zone_labels(camera.settings, names)
+        entity_labels(camera.run), zone_labels(camera.run, names)
     assert MotionSpec.of(front.run, luma=lambda frame: frame).masks == (front.run.motion_mask[0].points,)
     # one reading each: the text zone (its text, then its mapping), the line, the mask, the [zones.yard] table
     assert calls == Counter(parse_zone=1, zone_from=2, parse_line=1, line_from=1, parse_mask=1)
