@@ -50,7 +50,8 @@ objects:
   filters:
     face:
       threshold: 0.5
-      min_area: 0
+      min_area: 500
+      max_area: 200000
 record:
   enabled: true
   retain:
@@ -162,8 +163,8 @@ def test_check_reads_a_frigate_config_and_refuses_what_would_change_detection(tm
                          text=True, env=env, timeout=60)
     assert run.returncode == 0, run.stderr
     assert "2 camera(s), no problem found" in run.stderr and "detectors: not mapped" in run.stderr
-    path.write_text(text.replace("      min_area: 0", "      min_area: 5000"))
+    path.write_text(text.replace("      min_area: 500", "      min_aera: 500"))  # a typo: Frigate refuses it too
     run = subprocess.run([sys.executable, "-m", "zerocopy", "serve", str(path), "--check"], capture_output=True,
                          text=True, env=env, timeout=60)
     assert run.returncode == 2
-    assert f"{path}: [cameras.front.objects.filters.face] min_area: zerocopy has no such filter" in run.stderr
+    assert f"{path}: [cameras.front.objects.filters.face] unknown key 'min_aera' (did you mean min_area?)" in run.stderr

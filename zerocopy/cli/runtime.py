@@ -216,7 +216,7 @@ def finish(run: DetectRun, args, say: Callable[[str], None], stopped: Stop, what
 
 
 def analytics_lines(report: dict) -> list[str]:
-    """What the zones, lines and motion gate did, a line each (from the run report's sections)."""
+    """What the zones, lines, motion gate and filters did, a line each (from the run report's sections)."""
     out = []
     for camera, zones in (report.get("zones") or {}).get("entered", {}).items():
         said = "; ".join(f"{zone}: " + ", ".join(f"{label} {n}" for label, n in labels.items())
@@ -227,4 +227,8 @@ def analytics_lines(report: dict) -> list[str]:
                          + ", out " + (", ".join(f"{label} {n}" for label, n in ways["out"].items()) or "0")
                          for line, ways in lines.items())
         out.append(f"{camera}: crossed {said}")
+    if (filters := report.get("filters")) is not None:
+        out.append(f"filters dropped {filters['dropped']} box(es)" + "".join(
+            f"; {label}: " + ", ".join(f"{key} {n}" for key, n in keys.items())
+            for label, keys in filters["per_label"].items()))
     return out

@@ -4,17 +4,14 @@ said once); what would change what is detected and cannot map is a problem. docs
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from zerocopy.catalog import CATALOG
 from zerocopy.names import spelled
-from zerocopy.serve.frigate_keys import unknown
+from zerocopy.serve.frigate_objects import map_objects
+from zerocopy.serve.frigate_report import Report, known_labels, masks, polygon
 
 FRIGATE_FPS = 5.0  # Frigate detects 5 frames a second unless told otherwise
-# Frigate's defaults for an object filter: a value other than these narrows what is detected
-FILTER_DEFAULTS = {"min_area": 0, "max_area": 24000000, "min_ratio": 0, "max_ratio": 24000000}
-FRIGATE_THRESHOLD = 0.7  # Frigate's `threshold` when a filter gives none
 RETAIN_MODES = {"all": "continuous", "motion": "motion", "active_objects": "motion"}  # Frigate's record.retain.mode
 CAMERA_SECTIONS = ("ffmpeg", "detect", "objects", "motion", "record", "snapshots")
 MAPPED = {
@@ -29,32 +26,6 @@ WHY = {"contour_area": "zerocopy's motion gate counts changed pixels, not contou
        "hwaccel_args": "zerocopy picks its own decoding path, VA-API when it can",
        "input_args": "zerocopy opens streams with its own options", "output_args": "zerocopy writes no FFmpeg output",
        "stationary": "zerocopy's tracker keeps still objects as it keeps moving ones"}
-
-
-@dataclass
-class Report:
-    """What the mapping says: notes (not mapped, said once each) and problems (refused: they change detection)."""
-
-    notes: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-    def note(self, where: str, key: str, why: str = "") -> None:
-        """Key `key` at `where` is not mapped: said once; a problem instead if Frigate has no such key (a typo)."""
-        wrong = unknown(where, key)
-        if wrong is not None:
-            self.problem(where or "top level", wrong)
-            return
-        line = f"{where}.{key}" if where else key
-        line += ": not mapped" + (f" ({why})" if why else "")
-        if line not in self.notes:
-            self.notes.append(line)
-
-    def said(self, line: str) -> None:
-        if line not in self.notes:
-            self.notes.append(line)
-
-    def problem(self, where: str, what: str) -> None:
-        self.problems.append(f"[{where}] {what}")
 
 
 def unmapped(section: Any, name: str, where: str, report: Report) -> None:
@@ -72,42 +43,12 @@ def merged(base: Any, own: Any) -> Any:
     return own if own is not None else base
 
 
-def polygon(value: Any, size: tuple[float, float] | None) -> str:
-    """Frigate's coordinates (`x1,y1,x2,y2,…`, or a list of `x,y`) as fractions of the frame: pixels of the detect
-    size divided by it; fractions (every value ≤ 1) kept; pixels without a detect size kept (the stream's pixels)."""
-    text = ",".join(str(v) for v in value) if isinstance(value, list) else str(value)
-    values = [float(v) for v in text.split(",")]  # ValueError: said by the caller
-    if size is None or all(v <= 1 for v in values):
-        return ",".join(f"{v:g}" for v in values)
-    return ",".join(f"{min(max(v / size[i % 2], 0.0), 1.0):.6g}" for i, v in enumerate(values))
-
-
-def masks(value: Any, size: tuple[float, float] | None) -> list[str]:
-    """A Frigate mask: one polygon (a string) or several (a list of strings)."""
-    return [polygon(v, size) for v in (value if isinstance(value, list) else [value]) if v]
-
-
 def model_labels(camera: dict[str, Any]) -> tuple[str, ...] | None:
     """The labels of the model a mapped camera runs (None: a file or a labels file, read only when it runs)."""
     model = camera.get("model")
     if camera.get("labels") or model not in CATALOG or not CATALOG[model].labels:
         return None
     return spelled(CATALOG[model].labels)
-
-
-def known_labels(names: Any, labels: tuple[str, ...] | None, model: str, where: str, report: Report) -> list[str]:
-    """Frigate's label names that the model has (case-insensitively); each it lacks said once and dropped."""
-    names = [names] if isinstance(names, str) else list(names or [])
-    if labels is None:
-        return [str(n).lower() for n in names]
-    kept = []
-    for name in names:
-        if str(name).lower() in labels:
-            kept.append(str(name).lower())
-        else:
-            report.said(f"{where}: {name!r} is not a label of the model {model}: not detected (fewer objects than "
-                        "Frigate's model would find)")
-    return kept
 
 
 def camera_table(name: str, own: dict[str, Any], glob: dict[str, Any], extra: dict[str, Any],
@@ -130,7 +71,7 @@ def camera_table(name: str, own: dict[str, Any], glob: dict[str, Any], extra: di
     run = {**defaults, **extra}
     labels = model_labels(run)
     model = str(run.get("model"))
-    _objects(sec["objects"], labels, model, where, table, report)
+    map_objects(sec["objects"], labels, model, size, where, table, report)
     _zones(own.get("zones"), labels, model, size, where, table, report)
     _motion(sec["motion"], size, where, table, report)
     _record(sec["record"], where, table, report)
@@ -200,41 +141,6 @@ def _detect(detect: dict[str, Any], where: str, table: dict[str, Any],
     if isinstance(width, int | float) and isinstance(height, int | float) and width > 0 and height > 0:
         return float(width), float(height)
     return None
-
-
-def _objects(objects: dict[str, Any], labels: tuple[str, ...] | None, model: str, where: str,
-             table: dict[str, Any], report: Report) -> None:
-    """`objects.track` (Frigate's default: person) → `classes`; `filters` → one `threshold`, or problems."""
-    track = known_labels(objects.get("track", ["person"]), labels, model, "objects.track", report)
-    if not track:
-        report.problem(f"{where}.objects", f"track: the model {model} has none of these labels (its labels: "
-                       f"{', '.join(labels or ())}): nothing would be detected; track some of its labels, or name a "
-                       "model that has these (zerocopy: {defaults: {model: objects}})")
-        return
-    table["classes"] = track
-    if objects.get("mask"):
-        report.problem(f"{where}.objects", "mask: zerocopy has no object masks (only motion masks): objects there "
-                       "would be detected")
-    filters = {str(k).lower(): v for k, v in (objects.get("filters") or {}).items() if isinstance(v, dict)}
-    scores = {}
-    for label in track:
-        given = filters.get(label, {})
-        for key, default in FILTER_DEFAULTS.items():
-            if key in given and given[key] != default:
-                report.problem(f"{where}.objects.filters.{label}", f"{key}: zerocopy has no such filter: "
-                               "objects it would drop would be detected (remove it to accept that)")
-        if given.get("mask"):
-            report.problem(f"{where}.objects.filters.{label}", "mask: zerocopy has no object masks")
-        if "min_score" in given:
-            report.said(f"{where}.objects.filters.{label}.min_score: not mapped (zerocopy keeps detections from "
-                        "threshold up)")
-        scores[label] = given.get("threshold")
-    if any(v is not None for v in scores.values()):
-        if len({FRIGATE_THRESHOLD if v is None else v for v in scores.values()}) > 1:
-            report.problem(f"{where}.objects.filters", "threshold differs between the tracked labels (Frigate's "
-                           "0.7 where none is given): zerocopy has one threshold per camera; give them one")
-        else:
-            table["threshold"] = next(v for v in scores.values() if v is not None)
 
 
 def _zones(zones: Any, labels: tuple[str, ...] | None, model: str, size: tuple[float, float] | None, where: str,

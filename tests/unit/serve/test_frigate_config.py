@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from zerocopy.cli import main
+from zerocopy.config import RunConfig
 from zerocopy.publish.target import MqttTarget
 from zerocopy.serve.config import ServeConfigError, load_config
 from zerocopy.serve.frigate import frigate_table
@@ -117,29 +118,54 @@ def test_track_with_no_label_of_the_model_is_a_problem():
                         "(zerocopy: {defaults: {model: objects}})"]
 
 
-def test_one_threshold_for_every_tracked_label():
+# Frigate's reference config (docs.frigate.video, Full Reference Config): a 1280x720 detect size, its filters
+REFERENCE_MASK = "0.000,0.000,0.781,0.000,0.781,0.278,0.000,0.278"
+REFERENCE_OBJECTS = {"track": ["person"], "mask": REFERENCE_MASK, "filters": {"person": {
+    "min_area": 5000, "max_area": 100000, "min_ratio": 0.5, "max_ratio": 2.0, "min_score": 0.5, "threshold": 0.7,
+    "mask": REFERENCE_MASK}}}
+
+
+def test_filters_map_as_frigate_runs_them():
+    table, notes, problems = camera(with_input(detect={"width": 1280, "height": 720}, objects=REFERENCE_OBJECTS))
+    assert problems == [] and not [n for n in notes if "filters" in n]
+    mask = "0,0,0.781,0,0.781,0.278,0,0.278"
+    # areas in detect pixels made fractions of its 921600 px (whatever the stream's real size), as coordinates are
+    assert table["filters"] == {"person": {"min_area": 0.00542535, "max_area": 0.108507, "min_ratio": 0.5,
+                                           "max_ratio": 2.0, "min_score": 0.5, "threshold": 0.7,
+                                           "mask": [mask, mask]}}  # its own mask, then objects.mask
+    assert "threshold" not in table  # min_score 0.5 is above the objects model's own 0.4: the model's stays
+    (spec,) = RunConfig(filters=table["filters"]).filters  # what serve reads it into
+    assert (spec.label, spec.min_area, spec.threshold, len(spec.mask)) == ("person", 0.00542535, 0.7, 2)
+
+
+def test_filter_values_frigate_defaults_and_labels_the_model_lacks():
     table, notes, problems = camera(with_input(objects={"track": ["person", "car"], "filters": {
-        "person": {"threshold": 0.6, "min_score": 0.4}, "car": {"threshold": 0.6, "min_area": 0},
-        "dog": {"min_area": 9}}}))
-    assert (table["threshold"], problems) == (0.6, [])
-    assert any("filters.person.min_score: not mapped" in n for n in notes)
-    _, _, differ = camera(with_input(objects={"track": ["person", "car"], "filters": {"person": {"threshold": 0.8}}}))
-    assert differ == ["[cameras.front.objects.filters] threshold differs between the tracked labels (Frigate's 0.7 "
-                      "where none is given): zerocopy has one threshold per camera; give them one"]
-    assert "threshold" not in camera(with_input())[0]  # none given: the model's own
+        "person": {"min_area": 0, "max_area": 24000000, "min_ratio": 0, "max_ratio": 24000000},  # Frigate's defaults
+        "car": {"min_area": 3000, "max_area": 2000000},  # no detect size: the stream's pixels
+        "dog": {"min_area": 9},  # a label of the model, not tracked: unused, as in Frigate
+        "unicorn": {"min_area": 9}}}))
+    assert table["filters"] == {"car": {"min_area": 3000, "max_area": 2000000}} and problems == []
+    assert [n for n in notes if "filters" in n] == [
+        "cameras.front.objects.filters.unicorn: 'unicorn' is not a label of the model objects: not mapped"]
+    sized, _, _ = camera(with_input(detect={"width": 640, "height": 360}, objects={"filters": {
+        "person": {"min_area": 0.01, "max_area": 500000}}}))
+    assert sized["filters"] == {"person": {"min_area": 0.01}}  # a fraction kept; over the whole frame: no bound
 
 
-def test_filters_zerocopy_lacks_are_problems():
-    _, _, problems = camera(with_input(objects={"mask": "0,0,10,0,10,10", "filters": {
-        "person": {"min_area": 5000, "max_ratio": 2, "mask": ["0,0,1,0,1,1"]}}}))
-    assert problems == [
-        "[cameras.front.objects] mask: zerocopy has no object masks (only motion masks): objects there would be "
-        "detected",
-        "[cameras.front.objects.filters.person] min_area: zerocopy has no such filter: objects it would drop would be "
-        "detected (remove it to accept that)",
-        "[cameras.front.objects.filters.person] max_ratio: zerocopy has no such filter: objects it would drop would "
-        "be detected (remove it to accept that)",
-        "[cameras.front.objects.filters.person] mask: zerocopy has no object masks"]
+def test_a_min_score_below_the_models_threshold_lowers_the_cameras():
+    table, _, problems = camera(with_input(objects={"track": ["person", "car"], "filters": {
+        "person": {"min_score": 0.3}}}))
+    assert (table["threshold"], problems) == (0.3, [])
+    assert table["filters"] == {"person": {"min_score": 0.3}, "car": {"min_score": 0.4}}  # car keeps the model's
+
+
+def test_filters_that_cannot_be_read_are_problems():
+    _, _, problems = camera(with_input(objects={"mask": "0,0,ten,0", "filters": {"person": 0.5}}))
+    assert problems == ["[cameras.front.objects] mask: x1,y1,x2,y2,… (pixels of the detect size, or fractions)",
+                        "[cameras.front.objects.filters.person] a filter is a table of min_score, threshold, "
+                        "min_area, max_area, min_ratio, max_ratio, mask"]
+    _, _, typo = camera(with_input(objects={"filters": {"person": {"min_aera": 10}}}))
+    assert typo == ["[cameras.front.objects.filters.person] unknown key 'min_aera' (did you mean min_area?)"]
 
 
 def test_zones():
@@ -271,10 +297,15 @@ def test_load_and_check_a_frigate_file(tmp_path: Path, capsys):
     assert (config.publish.url, config.publish.frigate_events) == ("mqtt://127.0.0.1:1883/frigate", True)
     assert main(["serve", str(path), "--check"]) == 0
     assert "detectors: not mapped" in capsys.readouterr().err
-    raw["objects"]["filters"] = {"face": {"min_area": 100}}
+    raw["objects"]["filters"] = {"face": {"min_area": 100, "threshold": 0.8}}  # runs as written
+    write(tmp_path, raw, "frigate.yaml")
+    assert main(["serve", str(path), "--check"]) == 0
+    (face,) = load_config(path, env=env_for(tmp_path)).cameras[0].run.filters
+    assert (face.label, face.min_area, face.threshold) == ("face", 100, 0.8)
+    raw["objects"]["filters"] = {"face": {"min_area": -100}}
     write(tmp_path, raw, "frigate.yaml")
     assert main(["serve", str(path), "--check"]) == 2
-    assert "[cameras.front.objects.filters.face] min_area: zerocopy has no such filter" in capsys.readouterr().err
+    assert "[cameras.front] filters: filter face: min_area is a number ≥ 0" in capsys.readouterr().err
 
 
 def test_a_bad_yaml_file_is_one_problem(tmp_path: Path):

@@ -4,14 +4,18 @@ boxes dropped per label and filter."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+from conftest import detect_quiet, run_cli
 
 from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.errors import ConfigError
 from zerocopy.frames import PreparedFrame
 from zerocopy.input_settings import InputSettings, input_settings
+from zerocopy.samples import ClipSpec
 from zerocopy.stages import InputInfo, StageChain
 from zerocopy.stages.filters import ObjectFilters
 
@@ -104,3 +108,19 @@ def test_frames_not_inferred_and_empty_frames_pass_unchanged():
     assert stage(frame(), None, 0) == (None, [])
     empty = Detections.empty()
     assert stage(frame(), empty, 0)[0] is empty
+
+
+@pytest.mark.slow
+def test_a_detect_run_drops_the_boxes_a_filter_says_and_reports_them(clips, tmp_path, capsys):
+    """`zerocopy detect --filter`: the common clip's faces, found without a filter, all dropped by a min_area of
+    nine tenths of the frame; the report counts them, and the run's summary line says so."""
+    path, _ = clips("h264.mp4", ClipSpec(frames=20))
+    plain, filtered = tmp_path / "plain.json", tmp_path / "filtered.json"
+    assert detect_quiet(path, "--report", plain) == 0
+    found = json.loads(plain.read_text())["detections"]
+    assert found > 0 and "filters" not in json.loads(plain.read_text())
+    assert run_cli("detect", path, "--filter", "face:min_area=0.9", "--report", filtered) == 0
+    report = json.loads(filtered.read_text())
+    assert report["detections"] == 0 and report["filters"] == {"dropped": found,
+                                                               "per_label": {"face": {"min_area": found}}}
+    assert f"filters dropped {found} box(es); face: min_area {found}" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import numpy as np
 from zerocopy.config import RunConfig
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.input_settings import input_settings
 from zerocopy.stages import InputInfo
 from zerocopy.track.stage import InputTracks
 
@@ -82,3 +83,16 @@ def test_ends_come_at_the_last_frame_before_a_jump_and_before_the_input_ended():
     assert abs(events[1].frame_time - (wall0 + 0.9)) < 0.05  # the frame before the jump
     assert abs(events[3].frame_time - (wall0 + 1.9)) < 0.05  # the input's last frame
     assert events[1].last_pts == 0.9 and events[3].last_pts == 5.9
+
+
+def test_a_filters_threshold_is_the_inputs_own_else_the_runs():
+    """The run's `face:threshold=0.95` holds every 0.9 face's `new` back; an input with filters of its own (none for
+    face) confirms it at min_hits."""
+    def news(t: InputTracks) -> list[str]:
+        return [e.type for i in range(6) for e in t(frame(i, i / RATE), face(), 0)[1]]
+
+    assert news(tracks(min_hits=2, filters=["face:threshold=0.95"])) == []
+    own = InputTracks(RunConfig.make({"track": True, "min_hits": 2, "filters": ["face:threshold=0.95"]}), ("face",))
+    own.begin(InputInfo(index=0, source="rtsp://cam", camera="cam", rate=RATE,
+                        settings=input_settings({"filters": ["face:min_score=0.5"]})))
+    assert news(own) == ["new"]
