@@ -15,6 +15,7 @@ HERE = Path(__file__).parent
 FILES = {  # path → (file, content type)
     "/": ("index.html", "text/html; charset=utf-8"),
     "/page/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/page/live.js": ("live.js", "text/javascript; charset=utf-8"),
     "/page/app.css": ("app.css", "text/css; charset=utf-8"),
     "/page/icon.svg": ("icon.svg", "image/svg+xml"),
 }

@@ -1,5 +1,6 @@
-// zerocopy serve's page (docs/serve.md, "The page"): every camera's latest picture, state and path; the stored
-// events, newest first, with filters; an event's snapshot and clip. Plain JS, no build step, no outside URL.
+// zerocopy serve's page (docs/serve.md, "The page"): every camera's live video (live.js; its latest picture where
+// the video cannot be played), state and path, large on a click; the stored events, newest first, with filters; an
+// event's snapshot and clip. Plain JS, no build step, no outside URL.
 //
 // The token: when the server answers 401, the page asks for it (a small form), keeps it in sessionStorage (this
 // tab only) and sends it as `Authorization: Bearer` on every fetch(); pictures and clips are shown from the
@@ -17,13 +18,19 @@
   const DETAIL_EVERY_MS = 2000; // an open event whose snapshot or clip is still being written: asked again...
   const PROMISED_MS = 120000; // ...until it is there, or for this long
   const CLIP_LATE_S = 60; // a recording camera's clip may come this long after its event's end
+  const LIVE_AGAIN_MS = 2000; // a live video that ended (a reconnection, a slow network) is opened again after this
+  const BOXES_EVERY_MS = 1000; // the open objects of each camera playing live, asked again after this
+  const BOXES_LIMIT = 20;
+  const LIVE_PICTURE_EVERY_MS = 5000; // while the video plays, the latest picture (hidden: the detect frame's size,
+  // and what shows if the video stops) is asked for less often
 
   const $ = (id) => document.getElementById(id);
   const view = {
     status: $("status"), forget: $("forget"), login: $("login"), token: $("token"), loginError: $("login-error"),
     main: $("main"), tiles: $("cameras"), camerasNote: $("cameras-note"), events: $("events"),
-    eventsNote: $("events-note"), detail: $("detail"),
+    eventsNote: $("events-note"), detail: $("detail"), camera: $("camera-view"),
   };
+  const live = window.zerocopyLive;
   const filters = { camera: $("filter-camera"), label: $("filter-label"), zone: $("filter-zone") };
 
   let generation = 0; // bumped to stop every loop (a 401, a new token); a loop ends when it sees a newer one
@@ -31,19 +38,20 @@
   const seen = { camera: new Set(), label: new Set(), zone: new Set() }; // the filters' choices
   const items = new Map(); // event id → its list item
   let wakeEvents = () => {};
+  let wakeBoxes = () => {};
   let thumbnails = Promise.resolve(); // the thumbnails to fetch, in turn
 
   class Unauthorised extends Error {}
 
   // ---- the API, with the token ----
 
-  async function get(path) {
+  async function get(path, signal) {
     const mine = generation;
     const token = sessionStorage.getItem(TOKEN_KEY);
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
     // credentials "omit": the browser adds no credentials of its own, and a 401's Basic challenge does not open
     // its login dialog (the page asks instead)
-    const answer = await fetch(path, { headers, credentials: "omit", cache: "no-store" });
+    const answer = await fetch(path, { headers, credentials: "omit", cache: "no-store", signal });
     if (answer.status === 401) {
       if (mine === generation) askToken(token ? "That token was refused." : "");
       throw new Unauthorised();
@@ -76,6 +84,8 @@
 
   function askToken(message) {
     generation += 1;
+    for (const tile of tiles.values()) stopLive(tile);
+    if (view.camera.open) view.camera.close();
     sessionStorage.removeItem(TOKEN_KEY);
     closeDetail();
     view.main.hidden = true;
@@ -162,6 +172,7 @@
     for (const [name, tile] of tiles) {
       if (!names.has(name)) {
         tile.gone = true;
+        stopLive(tile);
         tile.li.remove();
         tiles.delete(name);
       }
@@ -204,18 +215,39 @@
     const li = el("li", "tile");
     li.dataset.camera = name;
     const picture = el("div", "picture empty");
+    picture.dataset.camera = name; // (it moves into the large view and back)
+    picture.tabIndex = 0;
+    picture.setAttribute("role", "button");
+    picture.setAttribute("aria-label", `${name}: open it large`);
     const img = el("img");
     img.alt = `${name}: the latest picture, objects boxed`;
+    const video = el("video");
+    video.muted = true;
+    video.playsInline = true;
+    video.hidden = true;
+    video.setAttribute("aria-label", `${name}: live video`);
+    const boxes = el("div", "boxes");
     const missing = el("p", "missing", "no picture yet");
-    picture.append(img, missing);
+    picture.append(img, video, boxes, missing);
     const head = el("div", "tile-head");
     const title = el("h3", "", name);
     const badge = el("span", "badge");
     head.append(title, badge);
     const meta = el("p", "meta");
+    const liveNote = el("p", "live-note");
     const error = el("p", "error");
-    li.append(picture, head, meta, error);
-    return { name, li, picture, img, missing, badge, meta, error, camera: null, url: null, gone: false };
+    li.append(picture, head, meta, liveNote, error);
+    const tile = { name, li, picture, img, video, boxes, missing, badge, meta, liveNote, error, camera: null,
+                   url: null, gone: false, live: { state: "off", again: 0, refused: null, stop: null, objects: [] } };
+    picture.addEventListener("click", () => openCamera(tile));
+    picture.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") {
+        e.preventDefault();
+        openCamera(tile);
+      }
+    });
+    video.addEventListener("resize", () => drawBoxes(tile));
+    return tile;
   }
 
   function showCamera(tile, camera) {
@@ -231,6 +263,8 @@
     if (camera.recording && camera.recording.recording) parts.push("recording");
     tile.meta.textContent = parts.join(" · ");
     tile.error.textContent = camera.error || "";
+    considerLive(tile);
+    if (cameraView.tile === tile) cameraView.meta.textContent = tile.meta.textContent;
   }
 
   async function pictureStep(tile) {
@@ -246,7 +280,8 @@
     if (tile.url) URL.revokeObjectURL(tile.url);
     tile.url = got.url;
     tile.picture.classList.remove("empty");
-    return undefined;
+    drawBoxes(tile); // (the picture's size is the detect frame's: the boxes' scale)
+    return tile.live.state === "playing" ? LIVE_PICTURE_EVERY_MS : undefined;
   }
 
   async function show(img, url) {
@@ -257,6 +292,142 @@
       // a picture that does not decode stays blank; the next one replaces it
     }
   }
+
+  // ---- live video ----
+
+  // Opens the camera's live video when it records, unless it is playing, was refused (its codec, until that
+  // changes) or ended less than LIVE_AGAIN_MS ago.
+  function considerLive(tile) {
+    const recording = tile.camera && tile.camera.recording;
+    const state = tile.live;
+    if (tile.gone || state.state !== "off" || performance.now() < state.again) return;
+    if (!recording || !recording.recording) return;
+    if (state.refused !== null && state.refused === recording.codec) return;
+    const can = window.MediaSource ? null : live.playable("");
+    if (can) {
+      tile.liveNote.textContent = `no live video: ${can.why}; showing pictures`;
+      return;
+    }
+    playLive(tile, generation);
+  }
+
+  async function playLive(tile, mine) {
+    const state = tile.live;
+    const controller = new AbortController();
+    state.state = "opening";
+    state.stop = () => controller.abort();
+    let why = "";
+    let wait = LIVE_AGAIN_MS;
+    try {
+      const answer = await get(`api/cameras/${encodeURIComponent(tile.name)}/live.mp4`, controller.signal);
+      if (!answer.ok) {
+        why = await reason(answer);
+        wait = Math.max(LIVE_AGAIN_MS, 1000 * Number(answer.headers.get("retry-after") || 10));
+        if (answer.status === 404) state.refused = tile.camera.recording.codec; // until its codec changes
+        return;
+      }
+      const codecs = live.codecsOf(answer.headers.get("content-type"));
+      const can = live.playable(codecs);
+      if (!can.ok) {
+        controller.abort();
+        state.refused = tile.camera.recording.codec;
+        why = can.why;
+        return;
+      }
+      tile.liveNote.textContent = "live video: starting…";
+      why = await live.play(tile.video, answer, codecs, controller.signal, () => {
+        if (mine !== generation || tile.gone) return;
+        state.state = "playing";
+        tile.video.hidden = false;
+        tile.img.hidden = true;
+        tile.picture.classList.remove("empty");
+        tile.liveNote.textContent = `live video (${live.codecName(codecs)})`;
+        wakeBoxes();
+      });
+    } catch (e) {
+      if (e instanceof Unauthorised) return;
+      why = controller.signal.aborted ? "stopped" : String(e.message || e);
+    } finally {
+      state.state = "off";
+      state.stop = null;
+      state.again = performance.now() + wait;
+      state.objects = [];
+      tile.video.hidden = true;
+      tile.img.hidden = false;
+      tile.boxes.replaceChildren();
+      if (why && why !== "stopped") tile.liveNote.textContent = `no live video: ${why}; showing pictures`;
+    }
+  }
+
+  function stopLive(tile) {
+    if (tile.live.stop) tile.live.stop();
+  }
+
+  // The open objects of each camera playing live (its newest events that have not ended), drawn over its video.
+  async function boxesStep(mine) {
+    const playing = [...tiles.values()].filter((t) => t.live.state === "playing");
+    for (const tile of playing) {
+      const answer = await get(`api/events?camera=${encodeURIComponent(tile.name)}&limit=${BOXES_LIMIT}`);
+      if (mine !== generation) return false;
+      if (answer.status === 404) return false; // no event store: no boxes
+      if (!answer.ok) continue;
+      const found = await answer.json();
+      const events = Array.isArray(found) ? found : found.events || [];
+      tile.live.objects = events.filter((e) => e.end_time == null)
+        .map((e) => ({ label: e.label, box: (e.last_event && e.last_event.box) || e.box }))
+        .filter((o) => Array.isArray(o.box) && o.box.length === 4);
+      drawBoxes(tile);
+    }
+    return playing.length ? undefined : BOXES_EVERY_MS * 5;
+  }
+
+  function drawBoxes(tile) {
+    if (tile.live.state !== "playing") return;
+    const detect = tile.img.naturalWidth ? { width: tile.img.naturalWidth, height: tile.img.naturalHeight } : null;
+    live.drawBoxes(tile.boxes, tile.picture, tile.video, tile.live.objects, detect);
+  }
+
+  window.addEventListener("resize", () => { for (const tile of tiles.values()) drawBoxes(tile); });
+
+  // ---- a camera, large ----
+
+  // A tile's picture (its live video, or its latest picture) moved into the dialog, and back when it closes. The
+  // timeline (issue 38, item 4) hooks in here: "zerocopy:camera-open" carries the camera's name and the dialog's
+  // (hidden, empty) timeline section; "zerocopy:camera-close" follows.
+  const cameraView = {
+    title: $("camera-view-title"), slot: $("camera-view-picture"), meta: $("camera-view-meta"),
+    timeline: $("camera-timeline"), tile: null,
+  };
+
+  function openCamera(tile) {
+    if (cameraView.tile) return; // (a click on the picture while it is large)
+    cameraView.tile = tile;
+    cameraView.title.textContent = tile.name;
+    cameraView.meta.textContent = tile.meta.textContent;
+    cameraView.slot.append(tile.picture);
+    tile.picture.classList.add("large");
+    if (tile.live.state === "playing") tile.video.play().catch(() => {});
+    view.camera.showModal();
+    drawBoxes(tile);
+    document.dispatchEvent(new CustomEvent("zerocopy:camera-open",
+                                           { detail: { camera: tile.name, timeline: cameraView.timeline } }));
+  }
+
+  function closeCamera() {
+    const tile = cameraView.tile;
+    if (!tile) return;
+    cameraView.tile = null;
+    tile.picture.classList.remove("large");
+    tile.li.prepend(tile.picture);
+    if (tile.live.state === "playing") tile.video.play().catch(() => {});
+    drawBoxes(tile);
+    document.dispatchEvent(new CustomEvent("zerocopy:camera-close", { detail: { camera: tile.name } }));
+    tile.picture.focus();
+  }
+
+  $("camera-view-close").addEventListener("click", () => view.camera.close());
+  view.camera.addEventListener("close", () => closeCamera());
+  view.camera.addEventListener("click", (e) => { if (e.target === view.camera) view.camera.close(); });
 
   // ---- events ----
 
@@ -523,11 +694,15 @@
     view.main.hidden = false;
     view.forget.hidden = !sessionStorage.getItem(TOKEN_KEY);
     view.status.textContent = "connecting…";
-    for (const tile of tiles.values()) tile.gone = true;
+    for (const tile of tiles.values()) {
+      tile.gone = true;
+      stopLive(tile);
+    }
     tiles.clear();
     view.tiles.replaceChildren();
     loop(CAMERAS_EVERY_MS, camerasStep);
     wakeEvents = loop(EVENTS_EVERY_MS, eventsStep);
+    wakeBoxes = loop(BOXES_EVERY_MS, boxesStep);
   }
 
   start();
