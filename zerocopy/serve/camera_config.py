@@ -141,10 +141,12 @@ def _check_model(model: str, run: RunConfig | None, where: str, problem: Callabl
 
 
 def _check_shape_labels(run: RunConfig, names: Sequence[str], where: str, problem: Callable[[str, str], None]) -> None:
-    """Each zone's and line's `labels` are the model's (every problem said: `--check` lists them all)."""
-    for spec in (*run.zones, *run.lines):
+    """Each zone's and line's `labels`, and each filter's label, are the model's (every problem said: `--check` lists
+    them all)."""
+    shapes = [(f"{'zone' if isinstance(s, ZoneSpec) else 'line'} {s.name}", s.labels) for s in (*run.zones, *run.lines)]
+    for what, labels in [*shapes, *((f"filter {f.label}", (f.label,)) for f in run.filters)]:
         try:
-            check_labels(f"{'zone' if isinstance(spec, ZoneSpec) else 'line'} {spec.name}", spec.labels, names)
+            check_labels(what, labels, names)
         except ConfigError as e:
             problem(where, str(e))
 

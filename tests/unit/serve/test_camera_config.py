@@ -90,3 +90,21 @@ def test_a_rule_between_a_cameras_settings_is_one_problem_and_the_others_are_sti
         "[cameras.b] threshold: threshold must be a number in (0, 1] (or None: the model's own), not 7"]
     assert found[2].startswith("[cameras.b] classes: the model has no class 'unicorn'")  # (checked on its record)
     assert found[3].startswith("[cameras.b] zone y: the model has no label 'dragon'")
+
+
+def test_a_cameras_filters_are_read_from_its_tables_and_a_label_the_model_lacks_is_a_problem(tmp_path):
+    config = load(tmp_path, '[cameras.a]\nurl = "rtsp://cam.lan/1"\nmodel = "objects"\n[cameras.a.filters.person]\n'
+                            'min_area = 5000\nmask = ["0,0,0.5,0,0.5,1"]\n')
+    (spec,) = config.cameras[0].run.filters
+    assert (spec.label, spec.min_area, len(spec.mask)) == ("person", 5000, 1)
+    with pytest.raises(ServeConfigError) as e:
+        load(tmp_path, '[cameras.a]\nurl = "rtsp://cam.lan/1"\nmodel = "objects"\n[cameras.a.filters.dragon]\n'
+                       'min_score = 0.6\n[cameras.a.filters.person]\nmin_area = -1\n')
+    assert [p.split(" (its labels")[0] for p in e.value.problems] == [
+        "[cameras.a] filters: filter person: min_area is a number ≥ 0 (an area: pixels, or a fraction of the frame "
+        "when ≤ 1), not -1"]
+    with pytest.raises(ServeConfigError) as e:
+        load(tmp_path, '[cameras.a]\nurl = "rtsp://cam.lan/1"\nmodel = "objects"\n[cameras.a.filters.dragon]\n'
+                       'min_score = 0.6\n')
+    assert [p.split(" (its labels")[0] for p in e.value.problems] == [
+        "[cameras.a] filter dragon: the model has no label 'dragon'"]
