@@ -68,7 +68,8 @@ def never() -> bool:
 class MotionSpec:
     """An input's motion settings, with the path's way of making a frame's luma picture (`luma(frame)`),
     `busy()`: whether a tracked object of the input is moving (None: never), and whether the records carry the boxes
-    of what moved (`boxes`: `--draw-motion`)."""
+    of what moved (`boxes`: `--draw-motion`, drawn on every frame, so measured on every frame; `regions`: the
+    detector run around them, on the frames motion is measured on anyway)."""
 
     luma: Callable[[Any], Luma]
     threshold: int = 25
@@ -76,6 +77,7 @@ class MotionSpec:
     keepalive: float = 10.0
     busy: Callable[[], bool] | None = None
     boxes: bool = False
+    regions: bool = False
 
     @classmethod
     def of(cls, config: RunConfig, luma: Callable[[Any], Luma],
@@ -85,7 +87,8 @@ class MotionSpec:
         if not config.motion:
             return None
         return cls(luma=luma, threshold=config.motion_threshold, keepalive=config.motion_keepalive, busy=busy,
-                   masks=tuple(m.points for m in config.motion_mask), boxes=config.draw_motion)
+                   masks=tuple(m.points for m in config.motion_mask), boxes=config.draw_motion,
+                   regions=config.regions and not config.tiles)
 
 
 class MotionGate:
@@ -93,7 +96,7 @@ class MotionGate:
     frame the spec's `luma` makes the luma picture of (only when motion is measured on it)."""
 
     def __init__(self, spec: MotionSpec, rate: float, due: Sampler | None = None):
-        self.detector = MotionDetector(spec.threshold, spec.masks, boxes=spec.boxes)
+        self.detector = MotionDetector(spec.threshold, spec.masks, boxes=spec.boxes or spec.regions)
         self.luma = spec.luma
         self.every_frame = spec.boxes  # boxes are drawn on every frame: measured on every frame
         self.due = due  # `paths.rate.DetectRate` with --detect-fps: which frames may be inferred at all

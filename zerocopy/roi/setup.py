@@ -12,7 +12,9 @@ from zerocopy.config import RunConfig
 from zerocopy.errors import ConfigError
 from zerocopy.infer.model import ModelSpec, WrappedModel, resolve_spec
 from zerocopy.postprocess import label_indices
+from zerocopy.postprocess.maps import MAP_KINDS
 from zerocopy.postprocess.regions import ROI_DECODERS
+from zerocopy.roi.regions import Regions
 from zerocopy.roi.stage import RegionModel, RoiStage
 from zerocopy.roi.tasks import RoiTask
 from zerocopy.roi.tiles import Tiler
@@ -77,11 +79,12 @@ def make_stage(core: ov.Core, tasks: list[ResolvedTask], config: RunConfig, inpu
 
 
 def make_tiler(core: ov.Core, detector: ModelSpec, config: RunConfig, input_kind: str, memory_type: str | None,
-               only_labels: tuple[int, ...] | None) -> Tiler | None:
-    """The detector again on tiles (`tiles` rows; None when 0), wrapped for the path's region input, with the
-    run's threshold and classes."""
-    if not config.tiles:
+               only_labels: tuple[int, ...] | None) -> Tiler | Regions | None:
+    """The detector again on tiles (`tiles` rows), else on regions around motion (`regions`; it does something only
+    on the inputs that measure motion, which may be an input's own setting); None for neither, or a model of whole
+    frames. Wrapped for the path's region input, with the run's threshold and classes."""
+    if not (config.tiles or config.regions) or detector.postprocess in MAP_KINDS:
         return None
     wrapped = WrappedModel(core, detector, input_kind, 1, memory_type,  # type: ignore[arg-type]
                            threshold=config.threshold, only_labels=only_labels)
-    return Tiler(wrapped, config.tiles)
+    return Tiler(wrapped, config.tiles) if config.tiles else Regions(wrapped)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -152,27 +153,21 @@ def merge(passes: list[tuple[Detections, np.ndarray]], iou: float, margin: float
     return Detections(xyxy[keep], scores[keep], labels[keep])
 
 
-class Tiler(RegionRunner, CroppingStage):
-    """The detector on `rows` rows of tiles of each inferred frame (`wrapped`: the run's detector, wrapped
-    for the path's region input, with the run's threshold and classes): a stage, tried on the first frame's
-    own boxes during the path's trial."""
+class CropPasses(RegionRunner, CroppingStage):
+    """The run's detector again on crops of each inferred frame (`wrapped`: wrapped for the path's region input,
+    with the run's threshold and classes), its boxes mapped back to the frame and merged with the whole frame's:
+    what tiles and regions share. A stage; `times` its report."""
 
-    name = "tiles"
-    title = "tiles"
-
-    def __init__(self, wrapped: WrappedModel, rows: int):
+    def __init__(self, wrapped: WrappedModel):
         super().__init__(wrapped)
-        self.rows = rows
         self.times = RoiTimes()
 
     def activate(self, at: Activation) -> None:
         self.start(at.device, at.context, at.ov_config, at.feed(self.wrapped), at.models)
 
-    def apply(self, frame: PreparedFrame, dets: Detections) -> Detections:
-        """The whole frame's boxes (`dets`) merged with the tiles'."""
-        crops = tile_crops(frame.width, frame.height, self.rows)
-        if not crops or frame.source is None:
-            return dets
+    def passes(self, frame: PreparedFrame, dets: Detections, crops: Sequence[Crop]) -> Detections:
+        """The whole frame's boxes (`dets`) merged with those the detector finds in `crops` (cut and run at
+        once); the stage's time on the frame into `times`."""
         assert self.wrapped.postprocessor is not None, "start first"
         t0 = time.perf_counter()
         fed, outputs = self.cut_and_run(frame.source, crops, self.times)
@@ -181,6 +176,25 @@ class Tiler(RegionRunner, CroppingStage):
         for out, region in zip(outputs, fed, strict=True):
             found = post(out, _InFrame(region.place))  # type: ignore[arg-type]
             passes.append((found, cut_by(region.place.crop, found.xyxy, frame.width, frame.height)))
-        merged = merge(passes, post.nms_iou, EDGE * crops[0].w)
+        merged = merge(passes, post.nms_iou, EDGE * max(c.w for c in crops))
         self.times.add_frame(time.perf_counter() - t0, len(crops))
         return merged
+
+
+class Tiler(CropPasses):
+    """The detector on `rows` rows of tiles of each inferred frame: a stage, tried on the first frame's own boxes
+    during the path's trial."""
+
+    name = "tiles"
+    title = "tiles"
+
+    def __init__(self, wrapped: WrappedModel, rows: int):
+        super().__init__(wrapped)
+        self.rows = rows
+
+    def apply(self, frame: PreparedFrame, dets: Detections) -> Detections:
+        """The whole frame's boxes (`dets`) merged with the tiles'."""
+        crops = tile_crops(frame.width, frame.height, self.rows)
+        if not crops or frame.source is None:
+            return dets
+        return self.passes(frame, dets, crops)

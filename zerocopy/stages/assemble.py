@@ -25,12 +25,13 @@ from zerocopy.track.stage import InputTracks
 
 def after_inference(core: ov.Core, detector: ModelSpec, config: RunConfig, roi_input_kind: str,
                     memory_type: str | None, tasks: Sequence[ResolvedTask], labels: LabelChoice) -> list[Stage]:
-    """Tiles (`tiles`), an input's own classes, region models (`classify`), anonymising (`anonymise`), each label's
-    box filters (`filters`), the classes reported, tracking (`track`) and what follows tracked objects: the counts
-    in view, zones and lines (an input without zones or lines of its own or the run's costs them nothing). The order
-    matters (region models run on the boxes kept, pictures are hidden before any output sees them, and before a
-    filter drops a box, what is reported is tracked, zones and lines see the tracks' ids), snapshots of them, and
-    what the motion gate saw (`motion`: its `busy` makes the gate infer while a tracked object moves)."""
+    """Tiles (`tiles`) or regions around motion (`regions`), an input's own classes, region models (`classify`),
+    anonymising (`anonymise`), each label's box filters (`filters`), the classes reported, tracking (`track`) and
+    what follows tracked objects: the counts in view, zones and lines (an input without zones or lines of its own or
+    the run's costs them nothing). The order matters (region models run on the boxes kept, pictures are hidden before
+    any output sees them, and before a filter drops a box, what is reported is tracked, zones and lines see the
+    tracks' ids), snapshots of them, and what the motion gate saw (`motion`: its `busy` makes the gate infer while a
+    tracked object moves)."""
     stages: list[Stage] = []
     tiler = make_tiler(core, detector, config, roi_input_kind, memory_type, labels.detected())
     if tiler is not None:
