@@ -1,6 +1,7 @@
 """One camera's recording for serve: its ring, the `Recorder` that fills it from `record_url`, the `ClipWriter`
 that cuts its events' clips out of it, and (continuous recording) the `SegmentWriter` that writes all of it to
-disk in segments."""
+disk in segments, its events' clips then made from the segments (`SegmentClips`) and its ring only as large as live
+video and the segment writer need (`SEGMENTS_BUFFER_MB`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ from zerocopy.decode.live import LivePolicy
 from zerocopy.record.activity import Activity
 from zerocopy.record.reader import RECORD_POLICY, Recorder
 from zerocopy.record.ring import PacketRing
+from zerocopy.record.segment_clips import SegmentClips
 from zerocopy.record.segments import Index, SegmentWriter
 from zerocopy.record.writer import MIN_FREE_BYTES, ClipWriter, OnDone
 
 DEFAULT_BUFFER_MB = 64  # a 4 Mbit/s main stream: about two minutes
+# a camera that writes segments: its ring holds what live video (the newest keyframe, and a viewer up to
+# `live.MAX_BEHIND_S` behind) and the segment writer (a disk that stalls a few seconds) need: 16 s at 4 Mbit/s
+SEGMENTS_BUFFER_MB = 8
 DEFAULT_PRE_S = DEFAULT_POST_S = 5.0
 
 
@@ -25,26 +30,33 @@ def clips_folder(storage: str | Path, camera: str) -> Path:
 
 
 class CameraRecording:
-    """`record_url` kept in a ring of `buffer_bytes`, and clips of `pre_s` before to `post_s` after an object,
-    written under `clips_folder(storage, camera)`; with `index`, all of it also written in segments (`segments`,
-    each row given to `index`; `activity` tells what detection saw). `start()`, then `request(...)` at each
-    object's end, `status()` any time, `close()` at the end; nothing raises into the caller's thread once
+    """`record_url` kept in a ring of `buffer_bytes` (default: `DEFAULT_BUFFER_MB`, with `index`
+    `SEGMENTS_BUFFER_MB`), and clips of `pre_s` before to `post_s` after an object, written under
+    `clips_folder(storage, camera)`; with `index`, all of it also written in segments (`segments`, each row given to
+    `index`; `activity` tells what detection saw) and the clips made from them. `start()`, then `request(...)` at
+    each object's end, `status()` any time, `close()` at the end; nothing raises into the caller's thread once
     started."""
 
     def __init__(self, camera: str, record_url: str, storage: str | Path, say: Callable[[str], None], *,
                  shown: str | None = None, loop: bool = False, pre_s: float = DEFAULT_PRE_S,
-                 post_s: float = DEFAULT_POST_S, buffer_bytes: int = DEFAULT_BUFFER_MB * 2**20,
+                 post_s: float = DEFAULT_POST_S, buffer_bytes: int | None = None,
                  min_free_bytes: int = MIN_FREE_BYTES, policy: LivePolicy = RECORD_POLICY,
                  index: Index | None = None, activity: Activity | None = None):
         self.camera = camera
         self.activity = activity or Activity()
+        if buffer_bytes is None:
+            buffer_bytes = (DEFAULT_BUFFER_MB if index is None else SEGMENTS_BUFFER_MB) * 2**20
         self.ring = PacketRing(buffer_bytes)
         self.recorder = Recorder(record_url, self.ring, say, camera=camera, shown=shown, loop=loop, policy=policy)
+        self.clips = None if index is None else SegmentClips(storage, index)
+        self.segments = None if self.clips is None else SegmentWriter(
+            self.ring, storage, camera, say, index=self.clips.index, activity=self.activity,
+            min_free_bytes=min_free_bytes)
+        if self.clips is not None:
+            self.clips.writer = self.segments
         self.writer = ClipWriter(self.ring, clips_folder(storage, camera), say, camera=camera, pre_s=pre_s,
                                  post_s=post_s, recording=lambda: self.recorder.recording,
-                                 min_free_bytes=min_free_bytes)
-        self.segments = None if index is None else SegmentWriter(
-            self.ring, storage, camera, say, index=index, activity=self.activity, min_free_bytes=min_free_bytes)
+                                 min_free_bytes=min_free_bytes, segments=self.clips)
 
     def start(self) -> None:
         self.recorder.start()
@@ -58,7 +70,10 @@ class CameraRecording:
         self.writer.request(event_id, first_seen_wall, last_seen_wall, on_done)
 
     def busy_paths(self) -> set[Path]:
-        return self.writer.busy_paths() | (self.segments.busy_paths() if self.segments is not None else set())
+        busy = self.writer.busy_paths()
+        if self.segments is not None and self.clips is not None:
+            busy |= self.segments.busy_paths() | self.clips.busy_paths()
+        return busy
 
     @property
     def disk_full(self) -> bool:

@@ -85,6 +85,7 @@ class SegmentWriter:
         self.segments = self.failed = 0  # segments begun; segments that could not be made or were cut by an error
         self.last_error: str | None = None
         self.disk_full = False
+        self.written_through = 0.0  # the time (Unix) up to which the segments on disk are whole (`_take`, `_finish`)
         self._current: _Open | None = None
         self._late: list[tuple[float, Segment]] = []  # (when to ask again, the finished segment)
         self._anchor: tuple[int, float, int] | None = None  # (ring segment, wall, dts): `_time`
@@ -175,6 +176,8 @@ class SegmentWriter:
             self._failed_write(e)
             return
         current.packets += 1
+        if packet.keyframe:  # (its fragment starts: the one before, everything before it, is on disk)
+            self.written_through = max(self.written_through, at)
         tick = float(current.params.time_base)
         current.row = replace(current.row, end=max(current.row.end, at + packet.duration * tick))
 
@@ -239,6 +242,7 @@ class SegmentWriter:
             self._current = None
         row = self._account(current.row, current.path)
         self._put(row)
+        self.written_through = max(self.written_through, row.end)
         self._late.append((time.monotonic() + LATE_S, row))
 
     def _refresh(self) -> None:

@@ -2,7 +2,9 @@
 its record stream has reached the end asked for, into `<storage>/clips/<camera>/<event id>.mp4`.
 
 A request waits until the ring holds `last_seen + post_s` (or the record stream stopped, or it has lagged
-`lag_s` seconds past that); then its clip is cut and written (`clip.write_clip`), and `on_done(event_id,
+`lag_s` seconds past that); then its clip is cut from the ring and written (`clip.write_clip`), or, for a camera
+that writes segments, made from the segments once they reach that time (`segment_clips.SegmentClips`); then
+`on_done(event_id,
 ClipResult or None)` is called on the writer's thread. A disk that is full (less than `min_free_bytes` free, or
 ENOSPC while writing) stops writing clips, said in one line and shown by `disk_full` (for a /metrics gauge),
 until space is free again; nothing is ever raised into detection. `busy_paths()` are the files being written
@@ -25,6 +27,7 @@ from pathlib import Path
 from zerocopy.errors import ZeroCopyError
 from zerocopy.record.clip import ClipResult, write_clip
 from zerocopy.record.ring import PacketRing
+from zerocopy.record.segment_clips import SegmentClips
 from zerocopy.sinks.files import final_path, temporary
 from zerocopy.store.folder import FILE_NAME, open_private_dir
 
@@ -47,13 +50,16 @@ class _Request:
 
 
 class ClipWriter:
-    """Writes `ring`'s clips into `folder` (`<storage>/clips/<camera>`). `recording()` tells whether the record
-    stream is delivering now (a request is not waited for when it is not)."""
+    """Writes `ring`'s clips into `folder` (`<storage>/clips/<camera>`), or with `segments` the clips made from the
+    camera's segments. `recording()` tells whether the record stream is delivering now (a request is not waited for
+    when it is not)."""
 
     def __init__(self, ring: PacketRing, folder: str | Path, say: Callable[[str], None], *, camera: str,
                  pre_s: float = 5.0, post_s: float = 5.0, recording: Callable[[], bool] = lambda: True,
-                 min_free_bytes: int = MIN_FREE_BYTES, lag_s: float = LAG_S, clock: Callable[[], float] = time.time):
+                 min_free_bytes: int = MIN_FREE_BYTES, lag_s: float = LAG_S, clock: Callable[[], float] = time.time,
+                 segments: SegmentClips | None = None):
         self.ring, self.folder, self.say, self.camera = ring, Path(folder), say, camera
+        self.segments = segments
         self.pre_s, self.post_s, self.recording = pre_s, post_s, recording
         self.min_free_bytes, self.lag_s, self.clock = min_free_bytes, lag_s, clock
         self.disk_full = False
@@ -146,6 +152,8 @@ class ClipWriter:
             if not self._queue:
                 return self._stopping.is_set()
             due = self._queue[0].due
+        if self.segments is not None:
+            newest = self.segments.through() or None
         return (self._stopping.is_set() or (newest is not None and newest >= due) or not going_on
                 or not self.recording() or self.clock() >= due + self.lag_s)
 
@@ -166,7 +174,8 @@ class ClipWriter:
             with self._lock:
                 self._busy |= busy
             try:
-                result = write_clip(self.ring, request.first_seen, request.last_seen, self.pre_s, self.post_s, path)
+                times = (request.first_seen, request.last_seen, self.pre_s, self.post_s, path)
+                result = write_clip(self.ring, *times) if self.segments is None else self.segments.write(*times)
             finally:
                 with self._lock:
                     self._busy -= busy

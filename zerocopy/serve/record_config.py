@@ -3,7 +3,8 @@ the default where there is a `[storage]` folder, also said `true`; "continuous":
 "motion": the segments with motion or objects kept `retain_days`, the others a day; `false`), `record_url` (the
 main stream, only demuxed into the camera's packet ring; default: the camera's `url`, on a second connection),
 `retain_days` (default: `[storage] max_days`), `pre_capture`, `post_capture` (seconds, default 5) and
-`record_buffer_mb` (the ring's size, default 64)."""
+`record_buffer_mb` (the ring's size, default 64, or 8 for a camera that writes segments: its clips are made from
+them)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from zerocopy.record.camera import DEFAULT_BUFFER_MB, DEFAULT_POST_S, DEFAULT_PRE_S
+from zerocopy.record.camera import DEFAULT_POST_S, DEFAULT_PRE_S
 from zerocopy.serve.checks import FRIGATE_TABLES
 
 RECORD_KEYS = ("record", "record_url", "retain_days", "pre_capture", "post_capture", "record_buffer_mb")
@@ -29,7 +30,7 @@ class RecordConfig:
     retain_days: float | None = None  # how long its segments are kept (None: [storage] max_days)
     pre_s: float = DEFAULT_PRE_S
     post_s: float = DEFAULT_POST_S
-    buffer_mb: float = DEFAULT_BUFFER_MB
+    buffer_mb: float | None = None  # None: the mode's (`camera.DEFAULT_BUFFER_MB`, or `SEGMENTS_BUFFER_MB`)
 
 
 def _seconds(cam: dict, key: str, default: float, where: str, problem: Callable[[str, str], None]) -> float:
@@ -81,12 +82,13 @@ def check_record(cam: dict[str, Any], where: str, problem: Callable[[str, str], 
             check_url(url)
         if not storage:
             problem(where, "record_url needs a [storage] table: clips are kept there")
-    buffer_mb = cam.get("record_buffer_mb", DEFAULT_BUFFER_MB)
-    if isinstance(buffer_mb, bool) or not isinstance(buffer_mb, int | float) or not 1 <= buffer_mb <= 4096:
+    buffer_mb = cam.get("record_buffer_mb")
+    if buffer_mb is not None and (isinstance(buffer_mb, bool) or not isinstance(buffer_mb, int | float)
+                                  or not 1 <= buffer_mb <= 4096):
         problem(where, f"record_buffer_mb must be a number of MB from 1 to 4096, not {buffer_mb!r}")
-        buffer_mb = DEFAULT_BUFFER_MB
+        buffer_mb = None
     return RecordConfig(enabled=mode is not None and storage, mode=mode or "events", url=url,
                         retain_days=_days(cam, where, problem),
                         pre_s=_seconds(cam, "pre_capture", DEFAULT_PRE_S, where, problem),
                         post_s=_seconds(cam, "post_capture", DEFAULT_POST_S, where, problem),
-                        buffer_mb=float(buffer_mb))
+                        buffer_mb=None if buffer_mb is None else float(buffer_mb))

@@ -3,7 +3,8 @@
 by the engine, and the sink that asks each for the clip of an object when its `end` event comes, then attaches
 the clip to the object's row in the store (`has_clip`). A camera with `record = "continuous"` or `"motion"` also
 writes segments, indexed in the store, kept by the storage's retention as its `retain_days` says; the sink tells
-its recording what detection saw (motion, objects) for the index."""
+its recording what detection saw (motion, objects) for the index; such a camera's clips are made from its segments
+and its ring is small (`record.camera.SEGMENTS_BUFFER_MB`)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ class Recordings:
             segments = c.record.mode in ("continuous", "motion")
             rec = CameraRecording(c.name, url, storage.folder, say, shown=redact(url), loop=c.loop,
                                   pre_s=c.record.pre_s, post_s=c.record.post_s,
-                                  buffer_bytes=int(c.record.buffer_mb * 2**20),
+                                  buffer_bytes=None if c.record.buffer_mb is None else int(c.record.buffer_mb * 2**20),
                                   index=storage.index.put if segments else None)
             if segments:
                 days = c.record.retain_days or storage.max_days
