@@ -24,9 +24,10 @@ def test_each_file_is_served_with_its_type_a_policy_and_an_etag():
         policy = headers[b"content-security-policy"].decode()
         assert "default-src 'none'" in policy and "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
         types[path] = answer.content_type
-    assert types == {"/": "text/html; charset=utf-8", "/page/app.js": "text/javascript; charset=utf-8",
-                     "/page/live.js": "text/javascript; charset=utf-8", "/page/app.css": "text/css; charset=utf-8",
-                     "/page/icon.svg": "image/svg+xml"}
+    scripts = ("app", "common", "live", "detail", "events", "timeline")
+    assert types == {"/": "text/html; charset=utf-8", "/page/app.css": "text/css; charset=utf-8",
+                     "/page/icon.svg": "image/svg+xml",
+                     **{f"/page/{name}.js": "text/javascript; charset=utf-8" for name in scripts}}
     assert page_answer("/api/cameras") is None and page_answer("/page/") is None and page_answer("/index.html") is None
 
 
@@ -44,8 +45,12 @@ def test_no_file_names_an_outside_url_and_the_page_asks_only_for_its_own():
         assert not re.search(r"https?:|[\"'(]//|@import", text), name
     html = (HERE / "index.html").read_text(encoding="utf-8")
     asked = set(re.findall(r'(?:src|href)="([^"]+)"', html))
-    assert asked == {"page/live.js", "page/app.js", "page/app.css", "page/icon.svg"}
+    assert asked == {"page/common.js", "page/live.js", "page/detail.js", "page/events.js", "page/timeline.js",
+                     "page/app.js", "page/app.css", "page/icon.svg"}
     assert {f"/{a}" for a in asked} < PAGE_PATHS
+    # (deferred, run in order: common.js is what the others use; app.js, last, starts them with the page's API)
+    scripts = re.findall(r'<script src="([^"]+)" defer></script>', html)
+    assert scripts[0] == "page/common.js" and scripts[-1] == "page/app.js" and len(scripts) == 6
 
 
 def test_the_package_ships_the_page():

@@ -15,7 +15,11 @@ HERE = Path(__file__).parent
 FILES = {  # path → (file, content type)
     "/": ("index.html", "text/html; charset=utf-8"),
     "/page/app.js": ("app.js", "text/javascript; charset=utf-8"),
+    "/page/common.js": ("common.js", "text/javascript; charset=utf-8"),
     "/page/live.js": ("live.js", "text/javascript; charset=utf-8"),
+    "/page/detail.js": ("detail.js", "text/javascript; charset=utf-8"),
+    "/page/events.js": ("events.js", "text/javascript; charset=utf-8"),
+    "/page/timeline.js": ("timeline.js", "text/javascript; charset=utf-8"),
     "/page/app.css": ("app.css", "text/css; charset=utf-8"),
     "/page/icon.svg": ("icon.svg", "image/svg+xml"),
 }
