@@ -279,6 +279,9 @@ window.zerocopyTimeline = (page) => {
     note(view.note, `Recording at ${timeOfDay(playing)} (${zoneName()})`);
     drawPlayhead();
   });
+  view.video.addEventListener("error", () => {
+    if (state.clip) note(view.note, "This browser cannot play this recording (its codec: see the live video's note).");
+  });
   view.video.addEventListener("ended", () => { // the next export, across a gap if there is one
     if (!state.clip) return;
     const next = snap(state.clip.start + state.clip.seconds + (state.clip.cut ? 1 : 0));
