@@ -386,9 +386,9 @@
 
   // ---- a camera, large ----
 
-  // A tile's picture (its live video, or its latest picture) moved into the dialog, and back when it closes. The
-  // timeline (issue 38, item 4) hooks in here: "zerocopy:camera-open" carries the camera's name and the dialog's
-  // (hidden, empty) timeline section; "zerocopy:camera-close" follows.
+  // A tile's picture (its live video, or its latest picture) moved into the dialog, and back when it closes.
+  // "zerocopy:camera-open" carries the camera's name and the dialog's timeline section (timeline.js draws the
+  // camera's day there); "zerocopy:camera-close" follows.
   const cameraView = {
     title: $("camera-view-title"), slot: $("camera-view-picture"), meta: $("camera-view-meta"),
     lines: $("camera-view-lines"), timeline: $("camera-timeline"), tile: null,
