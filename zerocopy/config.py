@@ -182,6 +182,11 @@ class RunConfig:
                                       "starts and OFF only after this long without motion (Frigate's "
                                       "motion.mqtt_off_delay)", "SECONDS", per_input=True)
     draw_motion: bool = setting(False, SWITCH, "with --motion and --output: draw the boxes where motion was seen")
+    decode_gate: str = setting("auto", choice("auto", "off"), "with --motion: while nothing moves and nothing is "
+                               "tracked, decode keyframes only and watch the other packets' sizes, decoding from the "
+                               "last keyframe when they grow or motion shows (auto: unless the stream's packet sizes "
+                               "cannot follow the scene, e.g. constant bit rate; off: decode every frame)",
+                               per_input=True)
     zones: tuple[ZoneSpec, ...] = setting(
         (), ZONES, "a zone (repeatable): objects whose box's bottom-centre is inside it for min_frames inferred "
         "frames (default 3) are in it; events carry current_zones and entered_zones, staying loiter_s seconds makes a "

@@ -16,7 +16,8 @@ GUESSED_RATE = 25.0  # frames per second of a stream whose container does not sa
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
-    """What a decoder's `frames()` yields: the decoded `frame`, the time it took to decode (`decode_ms`),
+    """What a decoder's `frames()` yields: the decoded `frame` (None: left undecoded by the decode gate of a
+    `PyAVDecoder` told to gate, `decode.gate`), the time it took to decode (`decode_ms`),
     its timestamp in seconds (`pts`, None if it has none) and `arrived`, the `time.perf_counter()` at
     which the frame came out of the decoder (after realtime pacing): where its arrival→result latency
     starts. `arrived` is None for a file read as fast as it decodes (its frames do not arrive, they are

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerocopy.errors import counted
 from zerocopy.redaction import redact_text
+
+if TYPE_CHECKING:
+    from zerocopy.decode.gate import GateReport
 
 MESSAGE_KINDS = 50  # kinds of decoder message counted apart; the rest count together
 LAST_MESSAGES = 5  # decoder messages kept whole, the newest
@@ -72,6 +75,7 @@ class DamageReport:
     stopped_early: str | None = None
     live_report: LiveReport | None = None
     discontinuities: int = 0  # timestamp jumps a realtime-paced input started its clock again at (`Pacer`)
+    gate: GateReport | None = None  # what the decode gate did (`--decode-gate`; not damage), where it ran
     last_messages: deque = field(default_factory=lambda: deque(maxlen=LAST_MESSAGES))
 
     @property
@@ -123,4 +127,5 @@ class DamageReport:
             "stopped_early": redact_text(self.stopped_early) if self.stopped_early else None,
             "discontinuities": self.discontinuities,
             "live": self.live_report.to_dict() if self.live_report is not None else None,
+            "decode_gate": self.gate.to_dict() if self.gate is not None else None,
         }

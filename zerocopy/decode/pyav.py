@@ -15,9 +15,12 @@ from zerocopy.decode.base import GUESSED_RATE, Decoded
 from zerocopy.decode.damage import DamageReport, LiveReport
 from zerocopy.decode.ffmpeg_log import FFmpegLogCapture
 from zerocopy.decode.first_frame import FirstFrameWatch, NothingDecodes
+from zerocopy.decode.gate import Demand, GateReport
+from zerocopy.decode.gated import GatedCodec
 from zerocopy.decode.live import LivePolicy, Pacer, reopen
 from zerocopy.decode.pyav_input import PyAVInput, Timeline
 from zerocopy.decode.readahead import ReadAhead
+from zerocopy.redaction import redact_text
 from zerocopy.sources import source_kind
 from zerocopy.stats import DECODER_THREAD_NAME
 
@@ -109,6 +112,15 @@ class PyAVDecoder:
         self._watch = FirstFrameWatch(give_up_without_frame)
         self._timeline = Timeline(self.damage.live_report)
         self._packets = 0
+        self._demand: Demand | None = None  # set by `gate_decoding`
+        self._gated: GatedCodec | None = None  # the decode gate on the open stream's codec
+
+    def gate_decoding(self, demand: Demand) -> GateReport:
+        """Decode only what the consumer wants (`decode.gate`), as its `demand` says; before `frames()`. Frames the
+        gate leaves undecoded come as `Decoded`s whose `frame` is None. Its report is the damage report's `gate`."""
+        self._demand = demand
+        self.damage.gate = GateReport()
+        return self.damage.gate
 
     @classmethod
     def on_cpu(cls, path: str | Path, threads: int, realtime: bool = False,
@@ -184,6 +196,9 @@ class PyAVDecoder:
         stopped (for a live source, its end too)."""
         codec = self.stream.codec_context
         packets = self.container.demux(self.stream)
+        if self._demand is not None:  # a reopened stream is calibrated again (the report goes on)
+            self._gated = GatedCodec(codec, self.stream.time_base, self._demand, self._stopping,
+                                     redact_text(self.path), self.damage.gate)
         while True:
             if self._stopping.is_set():
                 return None
@@ -210,7 +225,7 @@ class PyAVDecoder:
             if self._packets % LOG_EVERY == 0:
                 self._log.drain()
             try:
-                decoded = codec.decode(packet)
+                decoded = codec.decode(packet) if self._gated is None else self._gated.feed(packet, t0)
                 self._watch.decoded()
             except av.FFmpegError as e:
                 self.damage.packets_failed += 1
@@ -219,21 +234,27 @@ class PyAVDecoder:
             ms = (time.perf_counter() - t0) * 1e3
             self._watch.gave(decoded)
             for frame in decoded:
-                if frame.is_corrupt:
+                if self._gated is not None:  # a `gated.Out`
+                    frame, pts, read_at = frame.frame, frame.time, frame.read_at
+                else:
+                    pts, read_at = (float(frame.time) if frame.time is not None else None), None
+                if frame is not None and frame.is_corrupt:
                     self.damage.corrupt_frames += 1
-                pts = float(frame.time) if frame.time is not None else None
                 if pace is not None and not pace(pts):
                     return None
-                yield self._deliver(frame, ms / len(decoded), pts)
+                yield self._deliver(frame, ms / len(decoded), pts, read_at)
             if packet is None:
                 return why
 
-    def _deliver(self, frame: av.VideoFrame, ms: float, pts: float | None) -> Decoded:
+    def _deliver(self, frame: av.VideoFrame | None, ms: float, pts: float | None,
+                 read_at: float | None = None) -> Decoded:
         now = time.perf_counter()
         pts = self._timeline.stamp(pts, now)  # after a reconnection, from the last frame's on
         # A frame arrives when a live source sends it or a paced file makes it due; a file read as fast
         # as it decodes has no arrival time (its frames are pulled, and their latency means nothing).
-        return Decoded(frame, ms, pts, now if self.live or self.realtime else None)
+        # One the decode gate kept (`read_at`: its packet's reading) arrived when its packet did.
+        arrived = min(now, read_at) if read_at is not None else now
+        return Decoded(frame, ms, pts, arrived if self.live or self.realtime else None)
 
     def _reconnect(self, why: str) -> bool:
         """Open the source again after a drop, with the policy's back-off; False when stopped or given up."""

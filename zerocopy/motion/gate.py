@@ -78,17 +78,20 @@ class MotionSpec:
     busy: Callable[[], bool] | None = None
     boxes: bool = False
     regions: bool = False
+    decode_gate: bool = False  # the decoder may leave frames undecoded while the gate wants none (`decode.gate`)
 
     @classmethod
-    def of(cls, config: RunConfig, luma: Callable[[Any], Luma],
-           busy: Callable[[], bool] | None = None) -> MotionSpec | None:
+    def of(cls, config: RunConfig, luma: Callable[[Any], Luma], busy: Callable[[], bool] | None = None,
+           every_picture: bool = False) -> MotionSpec | None:
         """From an input's settings (`RunConfig`: `motion`, `motion_threshold`, `motion_mask`,
-        `motion_keepalive`, `draw_motion`); None without `motion`."""
+        `motion_keepalive`, `draw_motion`, `decode_gate`); None without `motion`. With `every_picture` (every frame's
+        picture is wanted: drawn into --output) every frame is decoded."""
         if not config.motion:
             return None
         return cls(luma=luma, threshold=config.motion_threshold, keepalive=config.motion_keepalive, busy=busy,
                    masks=tuple(m.points for m in config.motion_mask), boxes=config.draw_motion,
-                   regions=config.regions and not config.tiles)
+                   regions=config.regions and not config.tiles,
+                   decode_gate=config.decode_gate == "auto" and not (every_picture or config.draw_motion))
 
 
 class MotionGate:
@@ -127,13 +130,35 @@ class MotionGate:
         self._seen = self._seen or self._motion.moving
         return self._motion
 
-    def __call__(self, index: int, pts: float | None, picture: Any, arrived: float | None = None) -> Gated:
-        t = frame_time(index, pts, self.rate)
+    def _went_on(self, t: float, arrived: float | None) -> None:
+        """The next frame is at media time `t` (after a gap: the background again)."""
         if self._gap(t, arrived):
             self.detector.reset()
             self.recalibrations += 1
             self._inferred = self._measured = None
         self._last = (t, arrived)
+
+    def passed(self, index: int, pts: float | None, arrived: float | None = None) -> Gated:
+        """A frame the decoder left undecoded (`decode.gate`: nothing wanted it): not inferred, as the gate would
+        have said on it ("motion" if due, else "detect_fps"), `--detect-fps`'s schedule kept, the last measurement
+        carried."""
+        self._went_on(frame_time(index, pts, self.rate), arrived)
+        due = self.due is None or self.due.take(index, pts)
+        return Gated(False, self._motion or Motion(), "motion" if due else "detect_fps")
+
+    def wants_frames(self) -> bool:
+        """Whether the frames after the last one judged should be decoded: the last measurement saw motion (or
+        calibrated, or the whole scene changing), motion waits for its inference, the keepalive is due, or `busy()`."""
+        m = self._motion
+        if m is None or m.moving or m.calibrating or m.whole_scene or self._seen:
+            return True
+        if self._inferred is None or self._last is None or self._last[0] - self._inferred >= self.keepalive:
+            return True
+        return self.busy()
+
+    def __call__(self, index: int, pts: float | None, picture: Any, arrived: float | None = None) -> Gated:
+        t = frame_time(index, pts, self.rate)
+        self._went_on(t, arrived)
         due = self.due is None or self.due.take(index, pts)
         if due or self.every_frame or self._measured is None or t - self._measured > self._every:
             motion = self._measure(picture, t)

@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from zerocopy.config import RunConfig
 from zerocopy.decode.base import VideoDecoder
 from zerocopy.decode.damage import DamageReport
+from zerocopy.decode.gate import Demand
+from zerocopy.decode.pyav import PyAVDecoder
 from zerocopy.frames import Geometry, PreparedFrame
 from zerocopy.motion.gate import Gated, MotionGate, MotionSpec
 from zerocopy.paths.rate import DetectRate
+from zerocopy.track.times import frame_time
 
 if TYPE_CHECKING:
     from zerocopy.decode.vaapi import VASession
@@ -68,7 +71,7 @@ class OpenRequest:
 
     def motion(self, luma: Callable[[Any], Any]) -> MotionSpec | None:
         """The input's motion gate settings (`config.motion`), with the path's `luma(frame)`; None without."""
-        return MotionSpec.of(self.config, luma, self.busy)
+        return MotionSpec.of(self.config, luma, self.busy, every_picture=self.keep_images)
 
 
 class FrameStream(Protocol):
@@ -117,7 +120,10 @@ class PreparedStream:
     luma picture of each frame, and the gate's settings) only those the `MotionGate` picks among them. The others
     come out with `inferred=False`, `skipped_by` saying which, and no inputs, their picture (when one is drawn)
     from `show(picture)`. The first frame is always prepared (the path's trial). The motion stage's time (luma
-    picture and detector) counts as the frame's preprocessing."""
+    picture and detector) counts as the frame's preprocessing. With the decode gate (`motion.decode_gate`, on a PyAV
+    decoder: `decode.gate`) the decoder leaves the frames the motion gate does not want undecoded: they come out not
+    inferred, as the motion gate would have said (`MotionGate.passed`), with no picture; after each frame the motion
+    gate's `wants_frames()` goes back to the decoder (`Demand`)."""
 
     context: Any = None  # set by a front that compiles on a remote context, once the first frame gave it
 
@@ -132,6 +138,10 @@ class PreparedStream:
         self.sampler = DetectRate(detect_fps, decoder.rate) if detect_fps else None
         self.gate = MotionGate(motion, decoder.rate, self.sampler) if motion is not None else None
         self.show = show or (lambda picture: None)
+        self.demand: Demand | None = None
+        if self.gate is not None and motion is not None and motion.decode_gate and isinstance(decoder, PyAVDecoder):
+            self.demand = Demand()
+            decoder.gate_decoding(self.demand)
         self._frames = self._generate()
         self._primed: list[PreparedFrame] = []
 
@@ -153,8 +163,15 @@ class PreparedStream:
         g: Geometry | None = None
         for index, decoded in enumerate(decoded_frames):
             picture, decode_ms, pts = decoded.frame, decoded.decode_ms, decoded.pts
+            if picture is None and g is not None:  # left undecoded by the decode gate
+                yield self._undecoded(index, decoded, g)
+                continue
             t0 = time.perf_counter()
             choice = self._choose(index, picture, pts, decoded.arrived)
+            if self.demand is not None and self.gate is not None:
+                self.demand.judge(self.gate.wants_frames(), frame_time(index, pts, self.rate))
+                if choice.infer:
+                    self.demand.inferred()
             if g is not None and not choice.infer:
                 yield PreparedFrame(index=index, pts=pts, width=g.src_w, height=g.src_h, geometry=g, inputs={},
                                     decode_ms=decode_ms, preprocess_ms=(time.perf_counter() - t0) * 1e3,
@@ -167,6 +184,14 @@ class PreparedStream:
             yield PreparedFrame(index=index, pts=pts, width=g.src_w, height=g.src_h, geometry=g, inputs=made.inputs,
                                 decode_ms=decode_ms, preprocess_ms=pre_ms, picture=made.shown, keepalive=made.keepalive,
                                 arrived=decoded.arrived, source=made.source, motion=choice.motion)
+
+    def _undecoded(self, index: int, decoded: Any, g: Geometry) -> PreparedFrame:
+        assert self.gate is not None and self.demand is not None
+        choice = self.gate.passed(index, decoded.pts, decoded.arrived)
+        self.demand.judge(self.gate.wants_frames(), frame_time(index, decoded.pts, self.rate))
+        return PreparedFrame(index=index, pts=decoded.pts, width=g.src_w, height=g.src_h, geometry=g, inputs={},
+                             decode_ms=decoded.decode_ms, preprocess_ms=0.0, picture=None, arrived=decoded.arrived,
+                             inferred=False, motion=choice.motion, skipped_by=choice.skipped_by)
 
     def prime(self) -> PreparedFrame | None:
         """Prepare the first frame now, so that a path that cannot handle the input fails at open."""
