@@ -92,6 +92,7 @@ class CameraRecording:
         held = self.ring.stats()
         return {"state": recorder.state, "recording": recorder.recording, "error": recorder.error,
                 "codec": recorder.codec, "width": recorder.width, "height": recorder.height,
+                "audio": recorder.audio, "audio_note": recorder.audio_note,
                 "reconnects": recorder.reconnects, "buffer_bytes": held["bytes"], "buffer_seconds": held["seconds"],
                 "buffer_packets": held["packets"], "buffer_limit_bytes": self.ring.max_bytes,
                 "clips_written": self.writer.written, "clips_failed": self.writer.failed,

@@ -5,12 +5,15 @@ ranges. Its timestamps are rebased so that its first picture is at 0. It is writ
 beside its place (`sinks.files.Staged`: made new, never through a link; 0600 here, whatever the umask) and renamed
 into place once whole, so a half-written clip is never served. The stream is made from the segment's parameters
 (`add_mux_stream`): its parameter sets are taken from the first keyframe (the ring keeps H.264/HEVC in Annex B,
-the parameter sets before each keyframe; those a camera sent apart are put before the clip's first packet).
+the parameter sets before each keyframe; those a camera sent apart are put before the clip's first packet). The
+audio packets shown with its pictures, when the camera sends audio MP4 can hold, go in beside them (`record.audio`).
 """
 
 from __future__ import annotations
 
+import heapq
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from typing import Any
 import av
 
 from zerocopy.errors import ZeroCopyError
+from zerocopy.record.audio import add_audio_stream, audio_base, mux_audio
 from zerocopy.record.ring import PacketRing, RecordedPacket, StreamParams, Window
 from zerocopy.sinks.files import Staged
 from zerocopy.store.folder import PRIVATE_FILE
@@ -74,6 +78,15 @@ def mux(out: Any, stream: Any, params: StreamParams, kept: RecordedPacket, base:
     out.mux(packet)
 
 
+def _in_time(params: StreamParams, video: Sequence[RecordedPacket], audio: Sequence[RecordedPacket]
+             ) -> Iterator[RecordedPacket]:
+    """Video and audio packets in one order, by decoding time."""
+    if not audio or params.audio is None:
+        return iter(video)
+    tick, audio_tick = float(params.time_base), float(params.audio.time_base)
+    return heapq.merge(video, audio, key=lambda p: p.dts * (audio_tick if p.audio else tick))
+
+
 def remux(window: Window, path: str | Path) -> ClipResult:
     """`window`'s packets into an MP4 at `path` (by a temporary name, renamed once whole)."""
     params, packets = window.params, window.packets
@@ -84,8 +97,15 @@ def remux(window: Window, path: str | Path) -> ClipResult:
         os.chmod(name, PRIVATE_FILE)  # (`/proc/self/fd/N`: the very file made)
         with av.open(name, "w", format="mp4", options=dict(MP4_OPTIONS)) as out:
             stream = add_stream(out, params)
-            for i, kept in enumerate(packets):
-                mux(out, stream, params, kept, base, first=i == 0)
+            sound = add_audio_stream(out, params.audio) if params.audio is not None and window.audio else None
+            first, first_audio = True, True
+            for kept in _in_time(params, packets, window.audio if sound is not None else ()):
+                if kept.audio and params.audio is not None:
+                    mux_audio(out, sound, params.audio, kept, audio_base(base, params), first=first_audio)
+                    first_audio = False
+                else:
+                    mux(out, stream, params, kept, base, first=first)
+                    first = False
     except OSError:
         staged.discard()
         raise

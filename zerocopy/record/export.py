@@ -8,23 +8,25 @@ one before ended), never padded: at a gap between one segment's end and the next
 (a reconnection, a stall, recording stopped), at a change of codec or size, or at a segment that cannot be read,
 the export stops and says so (`cut_at_gap`). A segment being written is read up to its last whole fragment.
 In a stream with B-frames the export ends with the pictures it needs: those shown at or before the end and those
-they refer to (a picture shown a frame or two after it)."""
+they refer to (a picture shown a frame or two after it). The segments' audio (`record.audio`), when they have it, goes
+in beside the pictures: the packets shown from the first picture to the end of the last."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import av
 
+from zerocopy.record.audio import MP4_AUDIO, add_audio_stream, audio_base, mux_audio
 from zerocopy.record.clip import MP4_OPTIONS, ClipError, ClipResult, add_stream, mux
 from zerocopy.record.reader import stream_params
-from zerocopy.record.ring import NoFootage, RecordedPacket, StreamParams
+from zerocopy.record.ring import AudioParams, NoFootage, RecordedPacket, StreamParams
 from zerocopy.store.folder import StorageFolder
 from zerocopy.store.segments import Segment
 
@@ -50,6 +52,9 @@ class _Cut:
     end: float
     params: StreamParams | None = None
     stream: Any = None
+    sound: Any = None  # its audio stream (None: none)
+    sounds: list[RecordedPacket] = field(default_factory=list)  # audio packets not written yet, oldest first
+    sounds_written: int = 0
     key_pts: int | None = None  # the pts of the keyframe it starts from (chosen for good once `fixed`)
     fixed: bool = False
     base: int | None = None  # the pts of its first packet written
@@ -98,12 +103,25 @@ class _Cut:
             if kept.wall + float(kept.duration * self.params.time_base) >= self.end - 1e-3:
                 self.reached_end = True  # (the recording's very last picture ends at the end)
         del self.pending[:count]
+        self.flush_audio()
+
+    def flush_audio(self) -> None:
+        """The audio packets shown before the end of the last picture written, from its first picture on."""
+        if self.sound is None or self.base is None or self.params is None or self.params.audio is None:
+            return
+        base, until = audio_base(self.base, self.params), audio_base(self.end_pts, self.params)
+        while self.sounds and self.sounds[0].pts < until:
+            kept = self.sounds.pop(0)
+            if kept.pts >= base:
+                mux_audio(self.out, self.sound, self.params.audio, kept, base, first=self.sounds_written == 0)
+                self.sounds_written += 1
 
     def finish(self) -> None:
         """The pending packets up to the last shown at or before `end` written; the rest dropped."""
         last = max((i for i, p in enumerate(self.pending) if p.wall <= self.end), default=-1)
         self.flush(last + 1)
         self.pending.clear()
+        self.sounds.clear()
 
 
 def write_export(files: StorageFolder, segments: Sequence[Segment], start: float, end: float,
@@ -129,6 +147,8 @@ def write_export(files: StorageFolder, segments: Sequence[Segment], start: float
                         break
                     if cut.params is None:
                         cut.params, cut.stream = read.params, add_stream(out, read.params)
+                        if read.params.audio is not None:
+                            cut.sound = add_audio_stream(out, read.params.audio)
                     going, length = _into(cut, read, offset)
                 offset += length
                 before = segment
@@ -153,6 +173,9 @@ def _into(cut: _Cut, read: _Read, offset: int) -> tuple[bool, int]:
     scale = read.params.time_base / cut.params.time_base
     length = 0
     for packet in read.packets:
+        if packet.audio:
+            _audio_into(cut, read, packet, offset)
+            continue
         pts, dts, duration = (int(round(v * scale)) for v in (packet.pts, packet.dts, packet.duration))
         length = max(length, pts + duration)
         moved = RecordedPacket(data=packet.data, pts=pts + offset, dts=dts + offset, keyframe=packet.keyframe,
@@ -162,9 +185,27 @@ def _into(cut: _Cut, read: _Read, offset: int) -> tuple[bool, int]:
     return True, length
 
 
+def _audio_into(cut: _Cut, read: _Read, packet: RecordedPacket, offset: int) -> None:
+    """An audio packet of `read` kept by `cut` (to be written beside the pictures), its timestamps `offset` (in the
+    export's video ticks) on and in the export's audio time base."""
+    assert cut.params is not None and cut.params.audio is not None and read.params.audio is not None
+    if packet.wall > cut.end:
+        return
+    scale = read.params.audio.time_base / cut.params.audio.time_base
+    moved = audio_base(offset, cut.params)
+    pts, dts, duration = (int(round(v * scale)) for v in (packet.pts, packet.dts, packet.duration))
+    cut.sounds.append(RecordedPacket(data=packet.data, pts=pts + moved, dts=dts + moved, keyframe=False,
+                                     duration=duration, wall=packet.wall, segment=0, audio=True))
+
+
 def _same(params: StreamParams | None, other: StreamParams) -> bool:
     """Whether `other`'s packets may follow those of `params` in one MP4 (None: nothing written yet)."""
-    return params is None or (params.codec, params.width, params.height) == (other.codec, other.width, other.height)
+    return params is None or ((params.codec, params.width, params.height) == (other.codec, other.width, other.height)
+                              and _sound(params.audio) == _sound(other.audio))
+
+
+def _sound(audio: AudioParams | None) -> tuple[str, int] | None:
+    return (audio.codec, audio.sample_rate) if audio is not None else None
 
 
 @contextlib.contextmanager
@@ -184,7 +225,13 @@ def _read(files: StorageFolder, segment: Segment) -> Iterator[_Read | None]:
             yield None
         else:
             params, bsf = stream_params(streams[0])
-            yield _Read(params, _packets(container, streams[0], bsf, segment))
+            sound = _sound_of(container)
+            if sound is not None:
+                params = replace(params, audio=AudioParams(codec=sound.codec_context.name,
+                                                           sample_rate=sound.codec_context.sample_rate,
+                                                           time_base=sound.time_base,
+                                                           extradata=sound.codec_context.extradata or None))
+            yield _Read(params, _packets(container, streams[0], sound, bsf, segment))
     finally:
         if container is not None:
             container.close()
@@ -192,16 +239,30 @@ def _read(files: StorageFolder, segment: Segment) -> Iterator[_Read | None]:
             os.close(fd)
 
 
-def _packets(container: Any, stream: Any, bsf: Any, segment: Segment) -> Iterator[RecordedPacket]:
-    """The stream's packets (in Annex B, through `bsf`) in decode order, until its end or its last whole fragment."""
+def _sound_of(container: Any) -> Any:
+    """A segment's audio stream, if it has one that is kept."""
+    streams = container.streams.audio
+    codec = streams[0].codec_context if streams else None
+    return streams[0] if codec is not None and codec.name in MP4_AUDIO else None
+
+
+def _packets(container: Any, stream: Any, sound: Any, bsf: Any, segment: Segment) -> Iterator[RecordedPacket]:
+    """The stream's packets (in Annex B, through `bsf`) in decode order, and its audio's (`sound`: None, none), until
+    its end or its last whole fragment."""
     tick, zero = stream.time_base, None  # zero: its first keyframe's pts (MP4 may shift it off 0: B-frames)
-    demuxed = container.demux(stream)
+    demuxed = container.demux(stream, sound) if sound is not None else container.demux(stream)
     while True:
         try:
             packet = next(demuxed)
         except (StopIteration, av.FFmpegError):  # (a segment cut short by a kill ends in a partial fragment)
             return
         if not packet.size or packet.pts is None:
+            continue
+        if sound is not None and packet.stream_index == sound.index:
+            at = float(packet.pts * sound.time_base)  # (audio starts at 0 in a segment, at its first keyframe)
+            yield RecordedPacket(data=bytes(packet), pts=packet.pts, dts=packet.dts if packet.dts is not None
+                                 else packet.pts, keyframe=False, duration=packet.duration or 0,
+                                 wall=segment.start + at, segment=0, audio=True)
             continue
         for p in bsf.filter(packet) if bsf is not None else (packet,):
             dts = p.dts if p.dts is not None else p.pts

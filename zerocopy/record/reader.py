@@ -1,5 +1,5 @@
-"""A camera's `record_url` read into its `PacketRing`: demuxed only (never decoded), its video stream alone, on a
-thread of its own.
+"""A camera's `record_url` read into its `PacketRing`: demuxed only (never decoded), its video stream and its audio
+stream when MP4 can hold it (`record.audio`; another audio codec is said once, and left out), on a thread of its own.
 
 It is opened as the decoders open a live source (`decode.pyav_input.PyAVInput`: the same FFmpeg options,
 timeouts, and an open that `close()` abandons) and opened again after a drop with the same back-off
@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import av
@@ -27,6 +27,7 @@ from zerocopy.decode.damage import LiveReport
 from zerocopy.decode.live import LivePolicy, OpenAbandoned, Pacer, reopen
 from zerocopy.decode.pyav_input import PyAVInput
 from zerocopy.errors import InputError
+from zerocopy.record.audio import audio_params
 from zerocopy.record.ring import PacketRing, StreamParams
 from zerocopy.redaction import redact, redact_text
 from zerocopy.sources import source_kind
@@ -50,6 +51,8 @@ class RecorderStatus:
     codec: str | None
     width: int | None
     height: int | None
+    audio: str | None = None  # the audio codec kept (None: no audio kept)
+    audio_note: str | None = None  # why the camera's audio is not kept (None: it is, or it sends none)
 
     @property
     def recording(self) -> bool:
@@ -98,6 +101,7 @@ class Recorder:
         self._next_dts: int | None = None  # a looped file: where its timestamps go on at its next start
         self._offset = 0  # added to a looped file's timestamps
         self._rebase = False  # the next packet starts the looped file again
+        self._audio_note: str | None = None  # why its audio is left out (said once each)
 
     @property
     def recording(self) -> bool:
@@ -131,7 +135,9 @@ class Recorder:
         with self._lock:
             return RecorderStatus(state=self.state, error=self.error, reconnects=self.live.reconnects,
                                   codec=params.codec if params else None, width=params.width if params else None,
-                                  height=params.height if params else None)
+                                  height=params.height if params else None,
+                                  audio=params.audio.codec if params and params.audio else None,
+                                  audio_note=self._audio_note)
 
     # --- the reading thread -------------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -196,14 +202,18 @@ class Recorder:
         return container
 
     def _record(self, container: Any) -> str | None:
-        """The container's video packets into the ring; why reading stopped (None: a looped file's end)."""
+        """The container's video packets (and audio's) into the ring; why reading stopped (None: a looped file's
+        end)."""
         packets_read = 0
         try:
             stream = container.streams.video[0]
+            sound, audio, note = audio_params(container)
+            self._audio(note)
             for other in container.streams:
-                if other.index != stream.index:
+                if other.index != stream.index and (sound is None or other.index != sound.index):
                     other.discard = av.stream.Discard.all
             params, bsf = stream_params(stream)
+            params = replace(params, audio=audio)
             if not (self._rebase and params == self.ring.params()):
                 self.ring.new_segment(params)
                 self._rebase, self._offset = False, 0
@@ -212,7 +222,7 @@ class Recorder:
             # a camera or a live stream sends at its own pace; a file (or one of known length over the network) is
             # held back to its timestamps, as a camera would send it
             paced = self.kind == "file" or (self.kind == "network" and container.duration is not None)
-            packets = container.demux(stream)
+            packets = container.demux(stream, sound) if sound is not None else container.demux(stream)
             while not self._stopping.is_set():
                 try:
                     packet = next(packets)
@@ -221,7 +231,9 @@ class Recorder:
                 except av.FFmpegError as e:
                     return self._input.why_failed(e, container, packets_read)
                 packets_read += 1
-                if packet.size:
+                if packet.size and sound is not None and packet.stream_index == sound.index:
+                    self._keep_audio(packet, params)
+                elif packet.size:
                     for p in bsf.filter(packet) if bsf is not None else (packet,):
                         self._keep(p, paced)
             return None
@@ -246,6 +258,23 @@ class Recorder:
                       wall=self.clock())
         if dts is not None:
             self._next_dts = dts + max(1, duration)
+
+    def _keep_audio(self, packet: Any, params: StreamParams) -> None:
+        """An audio packet, its timestamps moved on as the video's are (a looped file)."""
+        if self._rebase:
+            return  # (a looped file's first packets, before its first video packet has set where it goes on)
+        offset = round(self._offset * params.time_base / params.audio.time_base) if params.audio else 0
+        pts = packet.pts + offset if packet.pts is not None else None
+        dts = packet.dts + offset if packet.dts is not None else None
+        self.ring.add(data=bytes(packet), pts=pts, dts=dts, keyframe=False, duration=packet.duration or 0,
+                      wall=self.clock(), audio=True)
+
+    def _audio(self, note: str | None) -> None:
+        """Why the audio of this opening is left out (None: kept, or none), said once for each reason."""
+        with self._lock:
+            new, self._audio_note = note is not None and note != self._audio_note, note
+        if new:
+            self.say(f"camera {self.camera}: recording from {self.shown}: {note}")
 
     def _ended(self) -> None:
         """A file without loop has been read to its end: nothing more comes."""

@@ -1,5 +1,6 @@
 """A camera's recent compressed video, bounded in bytes: the packets of one video stream as they came (never
-decoded), for clips cut at a keyframe without re-encoding.
+decoded), and of its audio stream when it has one MP4 can hold (`RecordedPacket.audio`), for clips cut at a
+keyframe without re-encoding.
 
 A packet is kept as `bytes` copied out of PyAV's packet with its timestamps (in its stream's time base), its
 keyframe flag, its duration and the wall time (Unix) it arrived: PyAV objects are not thread-safe (a clip is
@@ -7,7 +8,8 @@ written on another thread than the one that reads the stream) and a PyAV packet 
 demuxer. The packets are cut into *segments*: a reconnection starts one, and so does a timestamp that goes
 back or leaps forward, or a stall in arrival; a clip never joins two segments (it is cut at the gap, never
 padded). The oldest packets go first to keep under `max_bytes`; each segment keeps the stream parameters a
-remux needs (`StreamParams`).
+remux needs (`StreamParams`, its audio's in `StreamParams.audio`). Only video packets start segments: an audio
+packet joins the current one, its timestamps in its own time base (nudged to increase, as the video's are).
 """
 
 from __future__ import annotations
@@ -32,6 +34,16 @@ class NoFootage(ZeroCopyError):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AudioParams:
+    """What an MP4 needs of the audio stream beside the video (`record.audio`)."""
+
+    codec: str  # FFmpeg's codec name: aac
+    sample_rate: int
+    time_base: Fraction
+    extradata: bytes | None = None  # AAC's AudioSpecificConfig, if the stream has it apart (else its ADTS headers)
+
+
+@dataclass(frozen=True, kw_only=True)
 class StreamParams:
     """What an MP4 needs of the stream a segment's packets came from."""
 
@@ -41,6 +53,7 @@ class StreamParams:
     time_base: Fraction
     rate: Fraction | None = None
     extradata: bytes | None = None  # parameter sets in Annex B form (start codes), if the stream has them apart
+    audio: AudioParams | None = None  # its audio stream, when it has one that is kept
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -54,6 +67,7 @@ class RecordedPacket:
     duration: int
     wall: float  # Unix time of its arrival
     segment: int
+    audio: bool = False  # a packet of the audio stream (timestamps in `StreamParams.audio.time_base`)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -62,6 +76,7 @@ class Window:
 
     params: StreamParams
     packets: tuple[RecordedPacket, ...]
+    audio: tuple[RecordedPacket, ...]  # the audio packets shown from the first picture to the end of the last
     cut_at_gap: bool  # the time asked for reaches across a gap (a reconnection, a stall): the clip stops there
     late_start: bool  # the ring no longer (or not yet) held the start asked for: the clip starts later
     early_end: bool  # the stream had not reached the end asked for (it lagged, or recording stopped)
@@ -89,6 +104,8 @@ class PacketRing:
         self._packets: deque[RecordedPacket] = deque()
         self._params: dict[int, StreamParams] = {}  # of the segments that still have packets, and the current one
         self._segment = 0  # the current segment (0: none yet)
+        self._last: RecordedPacket | None = None  # the newest video packet
+        self._last_audio: RecordedPacket | None = None
         self._open = False  # whether packets may join the current segment
         self._tick = 0.0  # the current segment's time base, in seconds
         self._bytes = 0
@@ -111,27 +128,34 @@ class PacketRing:
             self.changed.notify_all()
 
     def add(self, *, data: bytes, pts: int | None, dts: int | None, keyframe: bool, duration: int,
-            wall: float) -> None:
-        """One packet of the current segment (timestamps in its time base; a missing one is taken from the other,
-        or follows the previous packet's)."""
+            wall: float, audio: bool = False) -> None:
+        """One packet of the current segment (timestamps in its time base, or its audio's; a missing one is taken
+        from the other, or follows the previous packet's)."""
         with self.changed:
             if not self._open:
                 raise RuntimeError("no segment open: new_segment() first")
             params = self._params[self._segment]
-            last = self._packets[-1] if self._packets and self._packets[-1].segment == self._segment else None
+            last = self._last_audio if audio else self._last
+            last = last if last is not None and last.segment == self._segment else None
             dts = dts if dts is not None else pts
             if dts is None:
                 dts = last.dts + max(1, last.duration) if last is not None else 0
             pts = pts if pts is not None else dts
             if last is not None:
                 step = (dts - last.dts) * self._tick
-                if new_time_base(step, 0.0, back_s=BACKWARDS_S, gap_s=MAX_LEAP_S, waited=wall - last.wall):
+                if not audio and new_time_base(step, 0.0, back_s=BACKWARDS_S, gap_s=MAX_LEAP_S,
+                                               waited=wall - last.wall):
                     self._start_segment(params)  # another clock, or a stall: never one clip across it
                     self.breaks += 1
                 elif dts <= last.dts:  # a muxer needs increasing decoding times
                     pts, dts = max(pts, last.dts + 1), last.dts + 1
-            self._packets.append(RecordedPacket(data=data, pts=pts, dts=dts, keyframe=keyframe, duration=duration,
-                                                wall=wall, segment=self._segment))
+            packet = RecordedPacket(data=data, pts=pts, dts=dts, keyframe=keyframe and not audio, duration=duration,
+                                    wall=wall, segment=self._segment, audio=audio)
+            self._packets.append(packet)
+            if audio:
+                self._last_audio = packet
+            else:
+                self._last = packet
             self._bytes += len(data) + PACKET_OVERHEAD
             self.packets_added += 1
             self._evict()
@@ -190,11 +214,11 @@ class PacketRing:
         with self.changed:
             return self._params.get(segment)
 
-    def follow(self, after: int, timeout: float) -> Followed:
+    def follow(self, after: int, timeout: float, audio: bool = False) -> Followed:
         """For a reader that follows the stream as it comes (continuous recording, live video): the packets added
         after the `after`-th (`Followed.cursor` of its last call; 0: from the oldest held), waiting at most `timeout`
-        s for one. A reader too slow for the ring loses what was evicted first (`lost`, and it goes on from the
-        oldest held); it never holds the reading thread back."""
+        s for one; the video's alone unless `audio`. A reader too slow for the ring loses what was evicted first
+        (`lost`, and it goes on from the oldest held); it never holds the reading thread back."""
         with self.changed:
             self._waiting += 1
             try:
@@ -205,6 +229,8 @@ class PacketRing:
             start = after + 1 - oldest
             lost = after > 0 and start < 0
             packets = list(itertools.islice(self._packets, max(start, 0), None))
+            if not audio:
+                packets = [p for p in packets if not p.audio]
             return Followed(packets=packets, cursor=self.packets_added, lost=lost)
 
     def poke(self) -> None:
@@ -220,7 +246,8 @@ class PacketRing:
         decode). `NoFootage` if the ring holds none of it."""
         start, end = first_seen - pre_s, last_seen + post_s
         with self.changed:
-            packets = list(self._packets)
+            packets = [p for p in self._packets if not p.audio]
+            sounds = [p for p in self._packets if p.audio]
             params = dict(self._params)
             current = self._segment if self._open else None
         runs = _runs(packets)
@@ -239,7 +266,8 @@ class PacketRing:
         gap_after = packets[stop].wall < end and stop == hi and segment_over
         key = packets[begin]  # the pictures shown before it (an open GOP's leading ones) may need the GOP before
         kept = (key, *(p for p in packets[begin + 1:stop + 1] if p.pts >= key.pts))
-        return Window(params=params[packets[lo].segment], packets=kept,
+        chosen_params = params[packets[lo].segment]
+        return Window(params=chosen_params, packets=kept, audio=_audio_of(sounds, chosen_params, kept),
                       cut_at_gap=gap_before or gap_after, late_start=packets[begin].wall > start and not gap_before,
                       early_end=stop == hi and packets[hi].wall < end and not gap_after)
 
@@ -257,3 +285,13 @@ def _runs(packets: list[RecordedPacket]) -> list[tuple[int, int]]:
 
 def _overlaps(packets: list[RecordedPacket], run: tuple[int, int], a: float, b: float) -> bool:
     return packets[run[0]].wall <= b and packets[run[1]].wall >= a
+
+
+def _audio_of(sounds: list[RecordedPacket], params: StreamParams, kept: tuple[RecordedPacket, ...]) -> tuple[
+        RecordedPacket, ...]:
+    """The audio packets of `kept`'s segment shown from its first picture to the end of its last."""
+    if params.audio is None or not sounds:
+        return ()
+    tick, video = float(params.audio.time_base), float(params.time_base)
+    start, end = kept[0].pts * video, max(p.pts + p.duration for p in kept) * video
+    return tuple(p for p in sounds if p.segment == kept[0].segment and start <= p.pts * tick < end)

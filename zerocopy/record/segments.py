@@ -1,18 +1,20 @@
-"""A camera's continuous recording (issue 38; docs/serve.md, *Recording*): its ring's packets, followed as they
-come (`PacketRing.follow`) on a thread of the camera's own, remuxed without decoding into segments of about
-`SEGMENT_S` seconds, each starting on a keyframe, under `<storage>/recordings/<camera>/<YYYY-MM-DD>/<HH-MM-SS>.mp4`
-(UTC, its start).
+"""A camera's continuous recording (issue 38; docs/serve.md, *Recording*): its ring's packets, followed as they come
+(`PacketRing.follow`) on a thread of the camera's own, remuxed without decoding into segments of about `SEGMENT_S`
+seconds, each starting on a keyframe, under `<storage>/recordings/<camera>/<YYYY-MM-DD>/<HH-MM-SS>.mp4` (UTC, its
+start).
 
 A segment is a fragmented MP4 (its index first and empty, then a fragment at each keyframe and at least every
-`FRAGMENT_S`, each flushed to the file as it is made): a writer killed (or a power cut, once the system has
-written its cache) leaves a file that plays up to its last fragment. It is written in place, never renamed (a
-temporary would be what a kill leaves), made new (`O_CREAT|O_EXCL|O_NOFOLLOW`, 0600) in folders made 0700. A
-reconnection, a break in the ring's stream (`ring.py`'s segments) or packets the writer lost end the file; the next
-starts at the next keyframe. A segment's start and end are wall times (Unix) by the stream's own clock anchored at
-its packets' arrival (`_time`). Each segment is indexed (`index(Segment)`) when it is made and again at least every
-`UPDATE_S` while it grows and at its end (its end, its bytes, and from `activity` whether there was motion and how
-many objects were seen), and once more `LATE_S` after its end, for detection's records that came after it. A disk
-with less than `min_free_bytes` free stops the recording (said once, `disk_full`) until there is room again."""
+`FRAGMENT_S`, each flushed to the file as it is made): a writer killed (or a power cut, once the system has written
+its cache) leaves a file that plays up to its last fragment. It is written in place, never renamed (a temporary would
+be what a kill leaves), made new (`O_CREAT|O_EXCL|O_NOFOLLOW`, 0600) in folders made 0700. A reconnection, a break in
+the ring's stream (`ring.py`'s segments) or packets the writer lost end the file; the next starts at the next
+keyframe. The camera's audio, when kept (`record.audio`), goes into the segment beside its video, from its first
+keyframe on (its index then written with the first fragment). A segment's start and end are wall times (Unix) by the
+stream's own clock anchored at its packets' arrival (`_time`). Each segment is indexed (`index(Segment)`) when it is
+made and again at least every `UPDATE_S` while it grows and at its end (its end, its bytes, and from `activity`
+whether there was motion and how many objects were seen), and once more `LATE_S` after its end, for detection's
+records that came after it. A disk with less than `min_free_bytes` free stops the recording (said once, `disk_full`)
+until there is room again."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from typing import Any
 import av
 
 from zerocopy.record.activity import Activity
+from zerocopy.record.audio import add_audio_stream, audio_base, mux_audio
 from zerocopy.record.clip import add_stream, mux
 from zerocopy.record.ring import PacketRing, RecordedPacket, StreamParams
 from zerocopy.store.folder import create_private, open_private_dir
@@ -69,6 +72,9 @@ class _Open:
     written: float = field(default_factory=time.monotonic)  # when its row was last put
     packets: int = 0
     leading: bool = True  # in its first GOP, where pictures shown before its keyframe are left out
+    sound: Any = None  # its audio stream (None: no audio)
+    sounds: int = 0  # audio packets written
+    key_at: float | None = None  # its last keyframe's time, until an audio packet as late lets it out (`_take_audio`)
 
 
 class SegmentWriter:
@@ -118,7 +124,7 @@ class SegmentWriter:
         try:
             while True:
                 stopping = self._stopping.is_set()
-                followed = self.ring.follow(cursor, 0.0 if stopping else POLL_S)
+                followed = self.ring.follow(cursor, 0.0 if stopping else POLL_S, audio=True)
                 cursor = followed.cursor
                 if followed.lost:
                     self._finish()
@@ -154,6 +160,9 @@ class SegmentWriter:
         return at
 
     def _take(self, packet: RecordedPacket) -> None:
+        if packet.audio:
+            self._take_audio(packet)
+            return
         current = self._current
         at = self._time(packet)
         if current is not None and (packet.segment != current.ring_segment or (
@@ -176,10 +185,32 @@ class SegmentWriter:
             self._failed_write(e)
             return
         current.packets += 1
-        if packet.keyframe:  # (its fragment starts: the one before, everything before it, is on disk)
+        if packet.keyframe and current.sound is None:  # (its fragment starts: everything before it is on disk)
             self.written_through = max(self.written_through, at)
+        elif packet.keyframe:  # (the muxer holds it until it has audio as late: `_take_audio`)
+            current.key_at = at
         tick = float(current.params.time_base)
         current.row = replace(current.row, end=max(current.row.end, at + packet.duration * tick))
+
+    def _take_audio(self, packet: RecordedPacket) -> None:
+        """An audio packet into the current segment (none before its first keyframe, nor of another stream)."""
+        current = self._current
+        if current is None or current.sound is None or packet.segment != current.ring_segment:
+            return
+        params = current.params
+        assert params.audio is not None
+        base = audio_base(current.base, params)
+        if packet.dts < base:
+            return
+        try:
+            mux_audio(current.out, current.sound, params.audio, packet, base, first=current.sounds == 0)
+        except (OSError, av.FFmpegError) as e:
+            self._failed_write(e)
+            return
+        current.sounds += 1
+        at = current.row.start + float((packet.dts - base) * params.audio.time_base)
+        if current.key_at is not None and at >= current.key_at:
+            self.written_through, current.key_at = max(self.written_through, current.key_at), None
 
     def _begin(self, packet: RecordedPacket, at: float) -> _Open | None:
         params = self.ring.params_of(packet.segment)
@@ -188,16 +219,19 @@ class SegmentWriter:
         day = time.strftime("%Y-%m-%d", time.gmtime(at))
         folder = self.folder / day
         try:
-            fd, path = self._create(folder, time.strftime("%H-%M-%S", time.gmtime(at)))
+            fd, path = _create(folder, time.strftime("%H-%M-%S", time.gmtime(at)))
         except OSError as e:
             self._failed_write(e)
             return None
         try:
             proc = f"/proc/self/fd/{fd}"
-            out = av.open(proc if os.path.exists(proc) else str(path), "w", format="mp4",
-                          options=dict(SEGMENT_OPTIONS))
+            options = dict(SEGMENT_OPTIONS)
+            if params.audio is not None:
+                options["movflags"] += "+delay_moov"  # (AAC's config comes with its first packet)
+            out = av.open(proc if os.path.exists(proc) else str(path), "w", format="mp4", options=options)
             try:
                 stream = add_stream(out, params)
+                sound = add_audio_stream(out, params.audio) if params.audio is not None else None
             except BaseException:
                 out.close()
                 raise
@@ -209,26 +243,12 @@ class SegmentWriter:
             return None
         row = Segment(camera=self.camera, start=at, end=at, path=str(path.relative_to(self.storage)), bytes=0)
         current = _Open(out=out, stream=stream, params=params, ring_segment=packet.segment, base=packet.pts,
-                        fd=fd, path=path, row=row)
+                        fd=fd, path=path, row=row, sound=sound)
         with self._lock:
             self._current = current
         self.segments += 1
         self._put(row)
         return current
-
-    def _create(self, folder: Path, name: str) -> tuple[int, Path]:
-        """A new file `folder/name.mp4` (`name.1.mp4`, … if taken): its descriptor and path."""
-        dir_fd = open_private_dir(folder)
-        try:
-            for n in range(100):
-                file = f"{name}.mp4" if n == 0 else f"{name}.{n}.mp4"
-                try:
-                    return create_private(file, dir_fd), folder / file
-                except FileExistsError:
-                    continue
-            raise FileExistsError(errno.EEXIST, "every name taken", str(folder / name))
-        finally:
-            os.close(dir_fd)
 
     def _finish(self) -> None:
         """The current segment ended: its file closed (its last fragment), its row put."""
@@ -299,3 +319,18 @@ class SegmentWriter:
         said, self.last_error = self.last_error is not None and self.last_error.startswith(kind), f"{kind}: {why}"
         if not said:
             self.say(f"camera {self.camera}: recording: {why}")
+
+
+def _create(folder: Path, name: str) -> tuple[int, Path]:
+    """A new file `folder/name.mp4` (`name.1.mp4`, … if taken): its descriptor and path."""
+    dir_fd = open_private_dir(folder)
+    try:
+        for n in range(100):
+            file = f"{name}.mp4" if n == 0 else f"{name}.{n}.mp4"
+            try:
+                return create_private(file, dir_fd), folder / file
+            except FileExistsError:
+                continue
+        raise FileExistsError(errno.EEXIST, "every name taken", str(folder / name))
+    finally:
+        os.close(dir_fd)
