@@ -1,7 +1,8 @@
 """Far objects found without tiles (issue 39): on a 1080p garden where a person at 13 % and a cat at 9 % of the frame
 height walk across (tests/support/farclip.py), `--model objects --detect-fps 5 --motion` finds each on ≥ 90 % of the
-inferred frames with regions (the default), where the whole frame alone misses the cat (measured: 0 of 51) and many
-of the person's frames (measured 36 of 51). The figures and the CPU beside `--tiles 2`: scripts/bench_regions.py."""
+inferred frames with regions (the default), where the whole frame alone misses the cat (measured: 0 of 51) and about
+a quarter of the person's frames (measured 36 and 37 of 51). The figures and the CPU beside `--tiles 2`:
+scripts/bench_regions.py."""
 
 from __future__ import annotations
 
