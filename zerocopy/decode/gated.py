@@ -3,7 +3,6 @@ open, quiet, opening or closing, on any path (`skip_frame` is the codec context'
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -11,8 +10,6 @@ from typing import Any
 import av
 
 from zerocopy.decode.gate import CLOSE, DECODE, KEEP, KEYFRAME, OPEN, DecodeGate, Demand, GateReport
-
-log = logging.getLogger("zerocopy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +35,7 @@ class GatedCodec:
     def __init__(self, codec: av.VideoCodecContext, time_base, demand: Demand, stop: threading.Event, name: str,
                  report: GateReport | None = None):
         self.codec, self.time_base, self.stop, self.name = codec, time_base, stop, name
-        self.gate = DecodeGate(demand, report)
+        self.gate = DecodeGate(demand, report, name)
         self.report = self.gate.report
         self.demand = demand
         self._gop: list[av.Packet] = []  # the packets since the last keyframe (while the gate runs)
@@ -48,8 +45,6 @@ class GatedCodec:
         self.given = 0  # frames given so far
 
     def _off(self, why: str) -> None:
-        if self.report.off is None:
-            log.warning("%s: the decode gate is off, every frame is decoded: %s", self.name, why)
         self.gate.off(why)
         self._gop.clear()
 
