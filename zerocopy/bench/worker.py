@@ -10,6 +10,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +41,9 @@ class MeterSink(NullSink):
     to start the run's step times afresh."""
 
     THREADS_EVERY = 50
+    # frames asked for past the measured ones and not counted: the input's feeder reads ahead, and its threads (the
+    # decoder's) must still live when the last measured frame samples them
+    TAIL = 16
 
     def __init__(self, warmup: int, frames: int = 0, on_warm: Callable[[], None] | None = None):
         self.warmup, self.frames, self.count, self.on_warm = warmup, frames, 0, on_warm
@@ -49,6 +53,8 @@ class MeterSink(NullSink):
         self.threads_frames = 0
 
     def write(self, frame, detections, input=0):
+        if self.frames and self.count >= self.warmup + self.frames:
+            return  # past the measured frames (`TAIL`): not counted
         self.count += 1
         now, cpu = time.perf_counter(), _cpu()
         if self.count == self.warmup:
@@ -105,9 +111,9 @@ def run_path(args: dict) -> dict:
     with runner(_config(args).replace(path=args["path"])) as det:
         # the step times from the warm-up on: the result's are the run's own, reset as each frame is out
         meter = MeterSink(args["warmup"], args["frames"], on_warm=lambda: _reset_times(det.result()))
-        sinks = [meter, JsonlSink(args["jsonl"], det.spec.labels)]
+        sinks = [meter, _FirstFrames(JsonlSink(args["jsonl"], det.spec.labels), args["warmup"] + args["frames"])]
         try:
-            feed(det.events([args["input"]], max_frames=args["warmup"] + args["frames"]), sinks)
+            feed(det.events([args["input"]], max_frames=args["warmup"] + args["frames"] + MeterSink.TAIL), sinks)
         except PathUnavailable as e:
             return {"unavailable": "; ".join(f"{'; '.join(r)}" for r in e.reasons.values())}
         finally:
@@ -130,6 +136,40 @@ def run_path(args: dict) -> dict:
         "errors": errors,
         **{stage: report[stage] for stage in ("rois", "tiles") if stage in report},
     }
+
+
+class _FirstFrames(NullSink):
+    """`sink`, given only the first `n` frames' results (the tail past the measured frames is the meter's alone):
+    everything else is passed on as it comes."""
+
+    def __init__(self, sink: Any, n: int):
+        self.sink, self.n, self.seen = sink, n, 0
+
+    def write(self, frame, detections, input=0):
+        self.seen += 1
+        if self.seen <= self.n:
+            self.sink.write(frame, detections, input)
+
+    def begin(self, source, rate, input=0):
+        self.sink.begin(source, rate, input)
+
+    def end(self, input=0):
+        self.sink.end(input)
+
+    def on_events(self, events, input=0):
+        self.sink.on_events(events, input)
+
+    def close(self):
+        self.sink.close()
+
+    def settle(self):
+        self.sink.settle()
+
+    def commit(self):
+        self.sink.commit()
+
+    def discard(self):
+        self.sink.discard()
 
 
 def _reset_times(result) -> None:
