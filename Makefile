@@ -6,6 +6,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEMO   := demo-output
+# Python keeps its bytecode for the tests' workers: with PYTHONDONTWRITEBYTECODE set (some shells set it), each
+# xdist worker compiled every test module again, about 1.5 s of `make test-fast` (tests/README.md)
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup demo test test-fast test-igpu doctor lint clean models setup-gpu test-va-stack test-gpu-host
 
