@@ -42,7 +42,7 @@ SEGMENT_S = 10.0  # a segment ends at the first keyframe this long after its sta
 FRAGMENT_S = 1.0  # a fragment at least this often (and at each keyframe): what a kill can lose
 UPDATE_S = 2.0  # a growing segment's row is brought up to date this often
 LATE_S = 3.0  # a finished segment's motion and objects are asked again this long after its end
-REANCHOR_S = 2.0  # a stream's clock this far from the packets' arrivals is anchored again
+REANCHOR_S = 2.0  # a packet arriving this much later than its stream's clock says anchors the clock again
 IDLE_S = 5.0  # no packet for this long (the stream dropped): the segment ends
 POLL_S = 0.5
 MIN_FREE_BYTES = 256 * 2**20
@@ -145,9 +145,11 @@ class SegmentWriter:
                 self._put(segment)
 
     def _time(self, packet: RecordedPacket) -> float:
-        """The packet's wall time by its stream's clock, anchored at an arrival (the first packet of a stream, and
-        again whenever the two part by more than `REANCHOR_S`): arrivals come in bursts (at an opening, after a
-        stall), timestamps do not, so segments that follow each other meet without gap or overlap."""
+        """The packet's wall time by its stream's clock, anchored at the earliest arrival for its timestamp seen so
+        far (the first packet of a stream; again whenever a packet comes earlier than the clock says, and whenever it
+        comes later by more than `REANCHOR_S`): arrivals come late in bursts (FFmpeg's probe at an opening, a stall),
+        never early, timestamps do not, so the clock keeps to real arrival (the segment being written moved back with
+        it) and segments that follow each other meet without gap or overlap."""
         tick = self._ticks.get(packet.segment)
         if tick is None:
             params = self.ring.params_of(packet.segment)
@@ -155,7 +157,11 @@ class SegmentWriter:
         anchor = self._anchor
         at = anchor[1] + (packet.dts - anchor[2]) * tick if anchor is not None and anchor[0] == packet.segment \
             else None
-        if at is None or abs(at - packet.wall) > REANCHOR_S:
+        if at is not None and at > packet.wall:  # the clock was late: so was the segment's start
+            current = self._current
+            if current is not None and current.ring_segment == packet.segment:
+                current.row = replace(current.row, start=current.row.start - (at - packet.wall))
+        if at is None or at > packet.wall or packet.wall - at > REANCHOR_S:
             self._anchor, at = (packet.segment, packet.wall, packet.dts), packet.wall
         return at
 

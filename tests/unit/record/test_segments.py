@@ -22,8 +22,23 @@ def storage(tmp_path):
     storage.close()
 
 
-def write(storage, clips, activity=None, segment_s=3.0, t0=None):
-    """Each of `clips` as a segment of a ring (one after the other in time), written through a SegmentWriter."""
+class Burst:
+    """A ring whose packets arrive no sooner than `until`: those before it come all at once, late, as after FFmpeg's
+    probe at an opening."""
+
+    def __init__(self, ring: PacketRing, until: float):
+        self.ring, self.until = ring, until
+
+    def new_segment(self, params):
+        return self.ring.new_segment(params)
+
+    def add(self, *, wall: float, **packet):
+        self.ring.add(wall=max(wall, self.until), **packet)
+
+
+def write(storage, clips, activity=None, segment_s=3.0, t0=None, burst_s=0.0):
+    """Each of `clips` as a segment of a ring (one after the other in time), written through a SegmentWriter; the
+    packets of each clip's first `burst_s` arrive together at its end."""
     ring = PacketRing(64 * 2**20)
     lines: list[str] = []
     writer = SegmentWriter(ring, storage.folder, "gate", lines.append, index=storage.index.put, activity=activity,
@@ -31,7 +46,7 @@ def write(storage, clips, activity=None, segment_s=3.0, t0=None):
     writer.start()
     t0 = time.time() - 60 if t0 is None else t0
     for i, clip in enumerate(clips):
-        fill_ring(ring, clip, t0 + 10 * i)
+        fill_ring(Burst(ring, t0 + 10 * i + burst_s), clip, t0 + 10 * i)
     wait_until(lambda: writer.segments >= 1 and ring.packets_added > 0, what="the first segment")
     assert writer.close(5.0)
     return storage.segments("gate"), lines, t0
@@ -58,6 +73,18 @@ def test_segments_cover_the_stream_from_keyframes_and_their_rows_match_the_files
         assert after.start - before.end == pytest.approx(0, abs=1e-3)  # no gap, no overlap
     assert storage.segments("gate", after=rows[1].start + 0.5, before=rows[1].end - 0.5) == [rows[1]]
     assert storage.segments("other") == []
+
+
+def test_a_late_burst_at_the_opening_does_not_set_the_segments_clock_ahead(storage, tmp_path):
+    """The first 1.5 s of packets arrive together 1.5 s late (FFmpeg's probe), the rest as they are sent: the
+    segments' times are the real arrivals', not 1.5 s ahead for the whole stream."""
+    clip = make_gop_clip(tmp_path / "a.ts", seconds=8)
+    rows, lines, t0 = write(storage, [clip], burst_s=1.5)
+    assert lines == [] and len(rows) == 3
+    assert rows[0].start == pytest.approx(t0, abs=1e-3)
+    assert rows[-1].end == pytest.approx(t0 + 8, abs=1e-3)
+    for before, after in zip(rows, rows[1:], strict=False):
+        assert after.start - before.end == pytest.approx(0, abs=1e-3)
 
 
 def test_a_break_in_the_stream_ends_the_file_and_motion_and_objects_are_indexed(storage, tmp_path):
