@@ -5,9 +5,11 @@ command line's text or the API's and serve's mappings, into their specs (`Filter
     --filter LABEL[:min_score=S][:threshold=S][:min_area=A][:max_area=A][:min_ratio=R][:max_ratio=R][:mask=x1,y1,...]
 
 `min_score` drops a box scored below it; `threshold` confirms an object (its `new` event) only once the median of
-its scores reaches it (Frigate's rule); `min_area`/`max_area` bound a box's area, in source-frame pixels, or a
-fraction of the frame's area when the value is ≤ 1; `min_ratio`/`max_ratio` its width ÷ height; `mask` (repeatable)
-a polygon where a box whose bottom-centre falls is dropped, its points pixels or fractions as a zone's."""
+its scores reaches it (Frigate's rule, except that Frigate counts a frame the object was missed in as 0.0
+and zerocopy does not); `min_area`/`max_area` bound a box's area, a fraction of the frame's area when
+the value is below 1, else source-frame pixels (1: one pixel); `min_ratio`/`max_ratio` its width ÷ height;
+`mask` (repeatable) a polygon where a box whose bottom-centre falls is dropped, its points pixels or fractions as
+a zone's."""
 
 from __future__ import annotations
 
@@ -80,8 +82,9 @@ def _number(label: str, key: str, value: Any) -> float:
         number = float("nan")
     ok = 0 < number <= 1 if key in SCORES else 0 <= number < float("inf")
     if not ok:
-        raise ValueError(f"filter {label}: {key} is " + ("a score in (0, 1]" if key in SCORES else
-                         "a number ≥ 0 (an area: pixels, or a fraction of the frame when ≤ 1)") + f", not {value!r}")
+        area = "a number ≥ 0 (an area: a fraction of the frame when below 1, else pixels)"
+        raise ValueError(f"filter {label}: {key} is " + ("a score in (0, 1]" if key in SCORES else area) +
+                         f", not {value!r}")
     return number
 
 
@@ -110,7 +113,7 @@ def filter_from(label: str, given: Mapping[str, Any]) -> FilterSpec:
         raise ValueError(f"filter {label}: mask: {e}") from None
     for low, high in (("min_area", "max_area"), ("min_ratio", "max_ratio")):
         a, b = values.get(low), values.get(high)
-        same_unit = low == "min_ratio" or (a is not None and b is not None and (a <= 1) == (b <= 1))
+        same_unit = low == "min_ratio" or (a is not None and b is not None and (a < 1) == (b < 1))
         if a is not None and b is not None and same_unit and a > b:
             raise ValueError(f"filter {label}: {low} {a:g} is above {high} {b:g}: nothing would be kept")
     return FilterSpec(label=label, mask=mask, **values)

@@ -15,6 +15,7 @@ from zerocopy.serve.frigate_report import Report, known_labels, masks
 BOUND_DEFAULTS = {"min_area": 0, "max_area": 24000000, "min_ratio": 0, "max_ratio": 24000000}
 AS_WRITTEN = ("min_score", "threshold", "min_ratio", "max_ratio")  # mapped as they are
 FILTER_KEYS = ("min_area", "max_area", "min_ratio", "max_ratio", "threshold", "min_score", "mask")  # Frigate's
+WHOLE = 0.999999  # the whole frame as a fraction (a value of 1 would be one pixel)
 GEOMETRY = "x1,y1,x2,y2,… (pixels of the detect size, or fractions)"
 
 
@@ -75,15 +76,18 @@ def _filter(given: dict[str, Any], size: tuple[float, float] | None, here: str, 
 
 
 def _area(key: str, value: Any, size: tuple[float, float] | None) -> Any:
-    """A Frigate area: pixels of the detect size made a fraction of the frame (one over the whole frame: for max_area
-    no bound, None; for min_area the whole frame); a fraction (≤ 1), or pixels without a detect size (the stream's
-    own), kept. A value that is no number is kept, for the setting's own check to say."""
-    if size is None or not isinstance(value, int | float) or isinstance(value, bool) or value <= 1:
+    """A Frigate area as Frigate reads it: a float between 0 and 1, a fraction of the frame, kept; an int (or a
+    larger float), pixels of the detect size, made a fraction of the frame (one over the whole frame: for max_area
+    no bound, None; for min_area nearly the whole frame), or kept as pixels without a detect size (the stream's own).
+    A value that is no number is kept, for the setting's own check to say."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or (isinstance(value, float) and value < 1):
         return value
-    fraction = value / (size[0] * size[1])
+    if size is None:
+        return value
+    fraction = float(f"{value / (size[0] * size[1]):.6g}")
     if fraction >= 1:
-        return None if key == "max_area" else 1.0
-    return float(f"{fraction:.6g}")
+        return None if key == "max_area" else WHOLE
+    return fraction
 
 
 def _masks(value: Any, size: tuple[float, float] | None, where: str, report: Report) -> list[str]:

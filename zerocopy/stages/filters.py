@@ -1,6 +1,6 @@
 """`--filter`: each label's box filters (Frigate's `objects.filters`), a stage after the region models and before
 what is reported is tracked: a box is dropped when scored below `min_score`, when its area is outside `min_area`–
-`max_area` (source-frame pixels, or fractions of the frame's area when ≤ 1), when its width ÷ height is outside
+`max_area` (a fraction of the frame's area when below 1, else source-frame pixels), when its width ÷ height is outside
 `min_ratio`–`max_ratio`, or when its bottom-centre is inside one of its `mask` polygons. Each input has its own
 filters (`InputSettings.filters`), else the run's. Its report counts the boxes each filter dropped, per label.
 (`threshold`, the filter that holds back an object's `new` event, is the tracker's: `track.object_events`.)"""
@@ -93,7 +93,7 @@ class ObjectFilters(StageBase):
         value = dict(zip(BOUNDS, (area, area, ratio, ratio), strict=True))
         failed = {}
         for key, bound in spec.bounds().items():
-            if key.endswith("area") and bound <= 1:
+            if key.endswith("area") and bound < 1:
                 bound *= frame_area
             failed[key] = value[key] < bound if key.startswith("min") else value[key] > bound
         if spec.min_score is not None:

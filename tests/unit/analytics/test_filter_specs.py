@@ -71,3 +71,11 @@ def test_each_wrong_value_is_said(value, said):
 def test_an_area_in_pixels_and_one_as_a_fraction_are_not_compared():
     (spec,) = RunConfig(filters={"person": {"min_area": 0.5, "max_area": 100}}).filters  # half the frame, 100 px
     assert (spec.min_area, spec.max_area) == (0.5, 100)
+    (spec,) = RunConfig(filters={"person": {"min_area": 0.5, "max_area": 1}}).filters  # half the frame, 1 px
+    assert (spec.min_area, spec.max_area, spec.text) == (0.5, 1, "person:min_area=0.5:max_area=1")
+
+
+def test_an_area_of_1_and_above_is_pixels_compared_as_such():
+    with pytest.raises(ConfigError) as caught:
+        RunConfig(filters=["person:min_area=5:max_area=1"])
+    assert "filter person: min_area 5 is above max_area 1" in str(caught.value)

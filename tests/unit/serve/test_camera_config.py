@@ -101,8 +101,8 @@ def test_a_cameras_filters_are_read_from_its_tables_and_a_label_the_model_lacks_
         load(tmp_path, '[cameras.a]\nurl = "rtsp://cam.lan/1"\nmodel = "objects"\n[cameras.a.filters.dragon]\n'
                        'min_score = 0.6\n[cameras.a.filters.person]\nmin_area = -1\n')
     assert [p.split(" (its labels")[0] for p in e.value.problems] == [
-        "[cameras.a] filters: filter person: min_area is a number ≥ 0 (an area: pixels, or a fraction of the frame "
-        "when ≤ 1), not -1"]
+        "[cameras.a] filters: filter person: min_area is a number ≥ 0 (an area: a fraction of the frame "
+        "when below 1, else pixels), not -1"]
     with pytest.raises(ServeConfigError) as e:
         load(tmp_path, '[cameras.a]\nurl = "rtsp://cam.lan/1"\nmodel = "objects"\n[cameras.a.filters.dragon]\n'
                        'min_score = 0.6\n')

@@ -152,6 +152,20 @@ def test_filter_values_frigate_defaults_and_labels_the_model_lacks():
     assert sized["filters"] == {"person": {"min_area": 0.01}}  # a fraction kept; over the whole frame: no bound
 
 
+def test_frigate_areas_an_int_is_pixels_a_float_below_1_a_fraction():
+    given = {"person": {"min_area": 1, "max_area": 0.5}, "car": {"min_area": 230400}, "dog": {"min_area": 1.0}}
+    sized, _, problems = camera(with_input(detect={"width": 640, "height": 360}, objects={
+        "track": ["person", "car", "dog"], "filters": given}))
+    assert problems == []
+    assert sized["filters"] == {"person": {"min_area": 4.34028e-06, "max_area": 0.5},  # 1 px of 230400; half
+                                "car": {"min_area": 0.999999}, "dog": {"min_area": 4.34028e-06}}  # all of it; 1 px
+    unsized, _, _ = camera(with_input(objects={"track": ["person", "car", "dog"], "filters": given}))
+    assert unsized["filters"] == {"person": {"min_area": 1, "max_area": 0.5}, "car": {"min_area": 230400},
+                                  "dog": {"min_area": 1.0}}  # the stream's pixels: 1 is one pixel in zerocopy too
+    (person, _, _) = RunConfig(filters=unsized["filters"]).filters
+    assert (person.min_area, person.max_area) == (1, 0.5)
+
+
 def test_a_min_score_below_the_models_threshold_lowers_the_cameras():
     table, _, problems = camera(with_input(objects={"track": ["person", "car"], "filters": {
         "person": {"min_score": 0.3}}}))

@@ -62,6 +62,14 @@ def test_area_in_pixels_and_as_a_fraction_of_the_frame():
     assert boxes_of(out) == [[0, 0, 100, 100]]
 
 
+def test_an_area_of_1_is_one_pixel_not_the_whole_frame():
+    tiny, small = (0, 0, 1, 1, 0.9, 0), (0, 0, 40, 50, 0.9, 0)
+    out, stage = kept(["person:min_area=1"], dets(tiny, small))
+    assert len(out) == 2 and stage.summary()["dropped"] == 0
+    out, stage = kept(["person:max_area=1"], dets(tiny, small))
+    assert boxes_of(out) == [[0, 0, 1, 1]] and stage.summary()["per_label"] == {"Person": {"max_area": 1}}
+
+
 def test_ratio_is_width_over_height():
     tall, square, wide = (0, 0, 50, 200, 0.9, 1), (0, 0, 100, 100, 0.9, 1), (0, 0, 300, 100, 0.9, 1)
     out, stage = kept(["car:min_ratio=0.5:max_ratio=2"], dets(tall, square, wide))
