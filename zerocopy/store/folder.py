@@ -58,6 +58,17 @@ def make_private(fd: int, mode: int = PRIVATE_FILE) -> None:
         os.fchmod(fd, mode)
 
 
+def make_private_folder(path: Path) -> None:
+    """The folder made (0700), or made 0700 if others could read it (whoever opens it next says why it cannot)."""
+    with contextlib.suppress(OSError):
+        make_private_dirs(path)
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            make_private(fd, PRIVATE_DIR)
+        finally:
+            os.close(fd)
+
+
 def is_temporary(name: str) -> bool:
     """A file being written, or left by a kill: a snapshot's `NAME.part`, a clip's `.NAME.zerocopy-PID-X.tmp`."""
     return name.endswith(".part") or (name.startswith(".") and ".zerocopy-" in name and name.endswith(".tmp"))

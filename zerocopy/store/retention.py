@@ -4,8 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 
 from zerocopy.store.events import PRUNE_BATCH, EventStore, Freed
 from zerocopy.store.segments import Oldest, Retain, SegmentIndex
@@ -24,10 +23,11 @@ def expire(index: SegmentIndex, rules: Mapping[str, Retain], default_days: float
     return Freed(rows, size)
 
 
-def over_cap(store: EventStore, index: SegmentIndex, besides: Callable[[], int], busy: Collection[str | Path],
-             is_busy: Callable[[str], bool], rounds: int) -> Freed:
+def over_cap(store: EventStore, index: SegmentIndex, besides: Callable[[], int], is_busy: Callable[[str], bool],
+             rounds: int) -> Freed:
     """The oldest events' files (through the events' own retention, which keeps what it must) and segments removed
-    while they take more than `besides()` less (the cap, less what the other files take); `busy` never."""
+    while they take more than `besides()` less (the cap, less what the other files take); a file `is_busy` never
+    (asked right before its removal: a segment begun meanwhile is left)."""
     rows = size = 0
     for _ in range(rounds):
         files = store.totals()[1]
@@ -36,7 +36,7 @@ def over_cap(store: EventStore, index: SegmentIndex, besides: Callable[[], int],
             break
         from_events, paths = oldest_first(index.oldest_events(PRUNE_BATCH),
                                           [o for o in index.oldest(PRUNE_BATCH) if not is_busy(o.path)], over)
-        freed = store.prune(max_bytes=files - from_events, busy=busy) if from_events else Freed(0, 0)
+        freed = store.prune(max_bytes=files - from_events, busy=is_busy) if from_events else Freed(0, 0)
         gone, freed_bytes = index.remove(paths, is_busy)
         rows, size = rows + freed.rows + gone, size + freed.bytes + freed_bytes
         if not freed.rows and not gone:

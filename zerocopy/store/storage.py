@@ -28,7 +28,7 @@ from typing import Any
 
 from zerocopy.store.deletions import Deletions
 from zerocopy.store.events import PRUNE_BATCH, EventStore, Freed
-from zerocopy.store.folder import PRIVATE_DIR, PathRefused, make_private, make_private_dirs
+from zerocopy.store.folder import PathRefused, make_private_folder
 from zerocopy.store.retention import expire, over_cap
 from zerocopy.store.segments import Retain, Segment, SegmentIndex
 from zerocopy.store.survey import Unnamed, survey
@@ -70,7 +70,7 @@ class Storage:
                  clock: Callable[[], float] = time.time, prune_every: float = PRUNE_EVERY_S):
         self.folder = Path(folder)
         self.max_bytes, self.max_days, self.say, self.clock = max_bytes, max_days, say, clock
-        self._make_private()
+        make_private_folder(self.folder)  # (the database says why it cannot be)
         self.store = EventStore(self.folder / DB_NAME, say, clock)
         self.files = self.store.files
         self.deleted = Deletions(self.files, self.store.refuse)  # `delete`
@@ -84,19 +84,10 @@ class Storage:
         self._rules: dict[str, Retain] = {}  # `retain`
         self._held: Counter[str] = Counter()  # `holding`
         self._every = prune_every
+        self._pruning = threading.Lock()  # one retention pass at a time (the thread's and a caller's `prune`)
         self._survey()
         self._thread = threading.Thread(target=self._keep, daemon=True, name="zerocopy-storage")
         self._thread.start()
-
-    def _make_private(self) -> None:
-        """The folder made (0700), or made 0700 if others could read it (the database says why it cannot)."""
-        with contextlib.suppress(OSError):
-            make_private_dirs(self.folder)
-            fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            try:
-                make_private(fd, PRIVATE_DIR)
-            finally:
-                os.close(fd)
 
     def _survey(self) -> None:
         """(at start) The temporaries a kill left removed; the files no row names counted (`survey.Unnamed`)."""
@@ -130,8 +121,7 @@ class Storage:
         happens)."""
         self.deleted.add(event_id)
         done: queue.Queue[Freed] = queue.Queue(1)
-        busy = lambda: frozenset(self.files.inside(self.busy_paths())).__contains__  # noqa: E731
-        self._put(("flush", lambda: done.put(self.store._remove([event_id], busy()))), 0, timeout)
+        self._put(("flush", lambda: done.put(self.store._remove([event_id], self._busy_now))), 0, timeout)
         try:
             return done.get(timeout=timeout)
         except queue.Empty:
@@ -211,8 +201,10 @@ class Storage:
 
     def _keep(self) -> None:
         """Writes what is queued (the events of consecutive batches in one transaction) and prunes every
-        `_every` seconds, until `_CLOSE` (everything queued before it is written)."""
-        due = time.monotonic()
+        `_every` seconds, the first pass before anything queued (a `flush` returns after it), until `_CLOSE`
+        (everything queued before it is written)."""
+        self.prune()
+        due = time.monotonic() + self._every
         while True:
             try:
                 item = self._queue.get(timeout=max(0.0, due - time.monotonic()))
@@ -240,24 +232,28 @@ class Storage:
         """One retention pass (what the storage's thread does every `PRUNE_EVERY_S`): the files no row names past
         `max_days` or beyond `max_bytes` (they are older than any row), then at most `PRUNE_ROUNDS` batches each of
         the events past `max_days`, of the segments past their camera's days, and of the oldest files (events' or
-        segments') while all take more than `max_bytes`. Files being written or read are left."""
-        busy = self.busy_paths()
-        is_busy = frozenset(self.files.inside(busy)).__contains__
-        rows, size = 0, self._prune_unnamed()
-        with self._lock:
-            rules = dict(self._rules)
-        for _ in range(PRUNE_ROUNDS):
-            freed = self.store.prune(max_days=self.max_days, busy=busy)
-            rows, size = rows + freed.rows, size + freed.bytes
-            if freed.rows < PRUNE_BATCH:
-                break
-        if self.store.available:
-            rows, size = (a + b for a, b in zip((rows, size), expire(self.index, rules, self.max_days, self.clock(),
-                                                                     is_busy, PRUNE_ROUNDS), strict=True))
-            over = lambda: self.unnamed_bytes() + self.busy_bytes() - self.max_bytes  # noqa: E731
-            rows, size = (a + b for a, b in zip((rows, size), over_cap(self.store, self.index, over, busy, is_busy,
-                                                                       PRUNE_ROUNDS), strict=True))
-        return Freed(rows, size)
+        segments') while all take more than `max_bytes`. Files being written or read are left: that is asked again
+        right before each removal (a segment begun during the pass is one)."""
+        with self._pruning:
+            rows, size = 0, self._prune_unnamed()
+            with self._lock:
+                rules = dict(self._rules)
+            for _ in range(PRUNE_ROUNDS):
+                freed = self.store.prune(max_days=self.max_days, busy=self._busy_now)
+                rows, size = rows + freed.rows, size + freed.bytes
+                if freed.rows < PRUNE_BATCH:
+                    break
+            if self.store.available:
+                rows, size = (a + b for a, b in zip((rows, size), expire(
+                    self.index, rules, self.max_days, self.clock(), self._busy_now, PRUNE_ROUNDS), strict=True))
+                over = lambda: self.unnamed_bytes() + self.busy_bytes() - self.max_bytes  # noqa: E731
+                rows, size = (a + b for a, b in zip((rows, size), over_cap(
+                    self.store, self.index, over, self._busy_now, PRUNE_ROUNDS), strict=True))
+            return Freed(rows, size)
+
+    def _busy_now(self, rel: str) -> bool:
+        """Whether the file `rel` (relative to the folder) is being written or read at this moment."""
+        return rel in frozenset(self.files.inside(self.busy_paths()))
 
     def _prune_unnamed(self) -> int:
         """The unnamed files older than `max_days`, then the oldest while every file takes more than `max_bytes`;
@@ -274,13 +270,14 @@ class Storage:
                 oldest = self._unnamed[0] if self._unnamed else None
                 if oldest is None or (oldest.mtime >= cutoff and over <= 0):
                     return freed
-                self._unnamed.pop(0)
-            try:
+            try:  # (removed, then no longer counted: `stats` never says a file is gone before it is)
                 freed += self.files.remove(oldest.path)
             except PathRefused as e:  # made a link since the start: left alone
                 self.store.refuse(e)
             except OSError as e:
                 self.say(f"storage {self.folder}: cannot remove {oldest.path}: {e.strerror or e}")
+            with self._lock:
+                self._unnamed.pop(0)
             over -= oldest.bytes
 
     def flush(self, timeout: float = 10.0) -> bool:
@@ -293,9 +290,7 @@ class Storage:
         rows, files = self.store.totals()
         files += self.index.totals()[1]
         with self._lock:
-            dropped = self.dropped
-        with self._lock:
-            unnamed = len(self._unnamed)
+            dropped, unnamed = self.dropped, len(self._unnamed)
         return StorageStats(available=self.store.available, events=rows,
                             file_bytes=files + self.unnamed_bytes() + self.busy_bytes(), unnamed_files=unnamed,
                             database_bytes=self.store.db.size() if self.store.available else 0,

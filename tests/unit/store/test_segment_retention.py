@@ -24,6 +24,7 @@ def make(tmp_path):
         s = Storage(tmp_path / "store", max_bytes=max_bytes, max_days=max_days, say=lambda line: None,
                     prune_every=3600)
         made.append(s)
+        assert s.flush()  # after its thread's first retention pass: the test's own passes are the only others
         return s
 
     yield storage
@@ -93,3 +94,20 @@ def test_a_segment_being_written_is_never_removed(make):
     storage.watch(busy=lambda: {storage.folder / rows[1].path})
     storage.prune()
     assert storage.segments("gate") == [rows[1]] and (storage.folder / rows[1].path).exists()
+
+
+def test_a_segment_begun_during_a_pass_is_never_removed(make):
+    storage = make(max_bytes=1)
+    old = segment(storage, "gate", NOW - 60)
+    begun: list[Segment] = []
+
+    def writing():  # a camera that begins a segment right after the pass first asks what is being written
+        if not begun:
+            begun.append(segment(storage, "gate", NOW))
+            return set()
+        return {storage.folder / begun[0].path}
+
+    storage.watch(busy=writing)
+    storage.prune()
+    assert storage.segments("gate") == begun and (storage.folder / begun[0].path).exists()
+    assert not (storage.folder / old.path).exists()
