@@ -24,6 +24,7 @@ from zerocopy.serve.config import ServeConfigError, load_config
 from zerocopy.serve.engine import Engine
 from zerocopy.serve.http import StatusServer
 from zerocopy.serve.status import CameraState
+from zerocopy.serve.storage_config import short_cap
 
 
 def cmd_serve(args, say: Callable[[str], None]) -> int:
@@ -31,6 +32,8 @@ def cmd_serve(args, say: Callable[[str], None]) -> int:
         config = _load(args.config, say)
         if config is not None:
             say(f"{args.config}: {len(config.cameras)} camera(s), no problem found")
+            if (line := short_cap(config.storage, config.cameras)) is not None:
+                say(line)
         return EXIT_USAGE if config is None else EXIT_OK
     with stamped_stderr():
         config = _load(args.config, say)
@@ -137,6 +140,8 @@ def _serve(config, say: Callable[[str], None]) -> int:
         if config.storage is not None:
             say(f"events kept in {config.storage.path} (files up to {config.storage.max_gb:g} GB, "
                 f"{config.storage.max_days:g} days)")
+            if (line := short_cap(config.storage, config.cameras)) is not None:
+                say(line)
         enabled = sum(c.enabled for c in config.cameras)
         say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (a model is compiled once) as node "
             f"{config.node}; status on http://{server.address}/api/cameras")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,17 +15,32 @@ from zerocopy.serve.checks import unknown_keys
 STORAGE_KEYS = ("path", "max_gb", "max_days")
 DEFAULT_MAX_GB = 10.0
 DEFAULT_MAX_DAYS = 10.0
+CAMERA_MBIT_S = 4.0  # a typical camera's main stream, what `short_cap` weighs the cap against
 
 
 @dataclass(frozen=True, kw_only=True)
 class StorageConfig:
     path: str  # the folder, absolute (made at start if missing)
-    max_gb: float = DEFAULT_MAX_GB  # the events' files are kept below this many GB (10^9 bytes), oldest removed first
+    max_gb: float = DEFAULT_MAX_GB  # the events' files and segments are kept below this many GB (10^9 bytes),
+    # oldest removed first
     max_days: float = DEFAULT_MAX_DAYS  # an event and its files are removed this many days after it started
 
     @property
     def max_bytes(self) -> int:
         return int(self.max_gb * 1e9)
+
+
+def short_cap(storage: StorageConfig | None, cameras: Sequence[Any]) -> str | None:
+    """The line `--check` and the start say when `cameras` (serve's, checked) record segments (`record =
+    "continuous"` or `"motion"`) and `max_gb` is the default: the cap holds only hours of them. None otherwise."""
+    recording = [c.name for c in cameras if c.enabled and c.record.enabled and c.record.mode in ("continuous",
+                                                                                                "motion")]
+    if storage is None or not recording or storage.max_gb != DEFAULT_MAX_GB:
+        return None
+    hours = storage.max_bytes * 8 / (CAMERA_MBIT_S * 1e6) / 3600
+    return (f"[storage] max_gb is the default {DEFAULT_MAX_GB:g} GB, shared by the events' files and the recordings "
+            f"of {', '.join(recording)}: at {CAMERA_MBIT_S:g} Mbit/s it holds about {hours:.1f} hours of one camera "
+            "(the oldest removed first); raise max_gb to keep more")
 
 
 def default_folder(env: dict[str, str]) -> Path:

@@ -83,3 +83,19 @@ def test_a_default_folder_that_cannot_be_written_says_how_to_set_one(tmp_path):
         config(tmp_path, "", env={"XDG_DATA_HOME": str(tmp_path / "plain")})
     assert e.value.problems == [f"[storage] path: events cannot be kept: {tmp_path / 'plain'} is not a folder (the "
                                 "default; set [storage] path)"]
+
+
+def test_check_says_once_that_the_default_cap_holds_hours_of_recording(tmp_path, capsys):
+    path = tmp_path / "serve.toml"
+    cameras = ('[cameras.front]\nurl = "rtsp://front.lan/1"\nrecord = "continuous"\n'
+               '[cameras.back]\nurl = "rtsp://back.lan/1"\nrecord = "motion"\n'
+               '[cameras.side]\nurl = "rtsp://side.lan/1"\n')
+    path.write_text(f'[storage]\npath = "events"\n{cameras}')
+    assert main(["serve", str(path), "--check"]) == 0
+    assert capsys.readouterr().err.splitlines()[1:] == [
+        "zerocopy: [storage] max_gb is the default 10 GB, shared by the events' files and the recordings of front, "
+        "back: at 4 Mbit/s it holds about 5.6 hours of one camera (the oldest removed first); raise max_gb to keep "
+        "more"]
+    path.write_text(f'[storage]\npath = "events"\nmax_gb = 500\n{cameras}')  # raised: nothing to say
+    assert main(["serve", str(path), "--check"]) == 0
+    assert len(capsys.readouterr().err.splitlines()) == 1
