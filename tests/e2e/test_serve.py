@@ -78,6 +78,13 @@ class Serve:
         wait_until(found, timeout, "serve's status address")
         return self
 
+    def until(self, condition: Callable[[], object], timeout: float, what: str) -> None:
+        """`wait_until`, whose failure also shows the last lines serve logged (what it was doing, or not)."""
+        try:
+            wait_until(condition, timeout, what)
+        except AssertionError as e:
+            raise AssertionError(f"{e}; serve's log ends: {self.err[-30:]}") from None
+
     def get(self, path: str) -> tuple[int, str, bytes]:
         try:
             with urllib.request.urlopen(f"http://{self.address}{path}", timeout=10) as r:
@@ -501,9 +508,9 @@ def test_labels_that_are_no_topic_level_are_slugged_into_their_topics(tmp_path, 
             "[homeassistant]\n"  # (a still photo: with the motion gate, a 4 s loop could end before 3 inferences)
         serve = Serve(tmp_path, text).started()
         try:
-            wait_until(lambda: 1 in sub.on("zc/door/front_door") and 1 in sub.on("zc/snap/snap"), 90,
-                       "a face counted on each slugged count topic")
-            wait_until(lambda: sub.on("zc/door/front_door/snapshot"), 90, "door's snapshot on its slugged topic")
+            serve.until(lambda: 1 in sub.on("zc/door/front_door") and 1 in sub.on("zc/snap/snap"), 90,
+                        "a face counted on each slugged count topic")
+            serve.until(lambda: sub.on("zc/door/front_door/snapshot"), 90, "door's snapshot on its slugged topic")
             running = {name: c["state"] for name, c in serve.cameras().items()}
             elapsed = serve.terminate()
         finally:

@@ -28,6 +28,10 @@ from zerocopy.postprocess import Postprocessor, guess_postprocess, make_postproc
 
 if TYPE_CHECKING:
     from zerocopy.infer.compiled import CompiledModels
+
+# A tensor's first `.data` builds a static of OpenVINO's binding that lets go of the GIL while it is built: two
+# threads' first `.data` at once (serve's camera groups, their first inference) deadlocked for good. Built here, once.
+_ = ov.Tensor(ov.Type.f32, ov.Shape([1])).data
 InputKind = Literal["nv12", "bgr"]
 _COLOURS = {"RGB": ColorFormat.RGB, "BGR": ColorFormat.BGR}
 # How models without a catalogue entry expect their input, by postprocessing.
