@@ -18,6 +18,9 @@
   const LIVE_AGAIN_MS = 2000; // a live video that ended (a reconnection, a slow network) is opened again after this
   const BOXES_EVERY_MS = 1000; // the open objects of each camera playing live, asked again after this
   const BOXES_LIMIT = 20;
+  const MAX_LIVE = 3; // live videos at once: each holds one of the browser's 6 HTTP/1.1 connections to serve for
+  // as long as it plays, so more would leave none for the API, the pictures and the other tiles
+  const CROWDED = `live video on ${MAX_LIVE} cameras at once: open this camera to watch it live`;
   const LIVE_PICTURE_EVERY_MS = 5000; // while the video plays, the latest picture (hidden: the detect frame's size,
   // and what shows if the video stops) is asked for less often
 
@@ -192,6 +195,7 @@
                      zones: Object.keys(camera.zones || {}) });
     }
     arrange(view.tiles, cameras.map((c) => tiles.get(c.name).li)); // in the server's order
+    shareLive();
     view.camerasNote.hidden = cameras.length > 0;
     view.camerasNote.textContent = "No camera is configured.";
   }
@@ -251,7 +255,6 @@
     tile.meta.textContent = parts.join(" · ");
     showLines(tile.lines, camera.lines || {});
     tile.error.textContent = camera.error || "";
-    considerLive(tile);
     if (cameraView.tile === tile) showLarge(tile);
   }
 
@@ -290,14 +293,32 @@
 
   // ---- live video ----
 
-  // Opens the camera's live video when it records, unless it is playing, was refused (its codec, until that
-  // changes) or ended less than LIVE_AGAIN_MS ago.
-  function considerLive(tile) {
+  // Whether the tile's camera records, in a codec the page was not refused.
+  function wantsLive(tile) {
     const recording = tile.camera && tile.camera.recording;
+    if (tile.gone || !recording || !recording.recording) return false;
+    return tile.live.refused === null || tile.live.refused !== recording.codec;
+  }
+
+  // Gives the MAX_LIVE live videos to the camera open large and then to the first tiles in the server's order;
+  // the others' videos are stopped (first, to free their connections) and their tiles show pictures.
+  function shareLive() {
+    const order = [...view.tiles.children].map((li) => tiles.get(li.dataset.camera)).filter((t) => t && wantsLive(t));
+    const large = cameraView.tile && wantsLive(cameraView.tile) ? [cameraView.tile] : [];
+    const chosen = new Set([...large, ...order.filter((t) => t !== cameraView.tile)].slice(0, MAX_LIVE));
+    for (const tile of order) {
+      if (chosen.has(tile)) continue;
+      stopLive(tile);
+      if (window.MediaSource) tile.liveNote.textContent = CROWDED;
+    }
+    for (const tile of chosen) considerLive(tile);
+  }
+
+  // Opens the camera's live video unless it is playing or ended less than LIVE_AGAIN_MS ago (not when stopped).
+  function considerLive(tile) {
     const state = tile.live;
-    if (tile.gone || state.state !== "off" || performance.now() < state.again) return;
-    if (!recording || !recording.recording) return;
-    if (state.refused !== null && state.refused === recording.codec) return;
+    if (state.state !== "off" || performance.now() < state.again) return;
+    if (tile.liveNote.textContent === CROWDED) tile.liveNote.textContent = "";
     const can = window.MediaSource ? null : live.playable("");
     if (can) {
       tile.liveNote.textContent = `no live video: ${can.why}; showing pictures`;
@@ -345,7 +366,7 @@
     } finally {
       state.state = "off";
       state.stop = null;
-      state.again = performance.now() + wait;
+      state.again = why === "stopped" ? 0 : performance.now() + wait;
       state.objects = [];
       tile.video.hidden = true;
       tile.img.hidden = false;
@@ -409,6 +430,7 @@
     tile.picture.classList.add("large");
     if (tile.live.state === "playing") tile.video.play().catch(() => {});
     view.camera.showModal();
+    shareLive(); // (its live video, at once)
     drawBoxes(tile);
     document.dispatchEvent(new CustomEvent("zerocopy:camera-open",
                                            { detail: { camera: tile.name, timeline: cameraView.timeline } }));
@@ -422,6 +444,7 @@
     tile.li.prepend(tile.picture);
     if (tile.live.state === "playing") tile.video.play().catch(() => {});
     drawBoxes(tile);
+    shareLive(); // (the first tiles' live videos again)
     document.dispatchEvent(new CustomEvent("zerocopy:camera-close", { detail: { camera: tile.name } }));
     tile.picture.focus();
   }
