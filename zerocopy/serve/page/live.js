@@ -71,10 +71,14 @@ window.zerocopyLive = (() => {
     const buffer = source.addSourceBuffer(mimeType(codecs));
     const reader = answer.body.getReader();
     let shown = -1;
+    let started = false; // (its first picture shown: a first look before any data sees 0, not a picture)
     let since = performance.now();
     const watch = setInterval(() => {
       if (video.currentTime !== shown) {
-        if (shown < 0 && video.currentTime > 0) playing();
+        if (!started && video.currentTime > 0) {
+          started = true;
+          playing();
+        }
         shown = video.currentTime;
         since = performance.now();
       } else if (performance.now() - since > STALLED_MS) {
