@@ -151,7 +151,8 @@ def test_serve_runs_cameras_reconnects_one_reports_status_and_stops_on_sigterm(t
                       env={"CAM_PW": SECRET})
         try:
             serve.started()
-            started = "serving 2 camera(s) in 1 group(s) (a model is compiled once) as node box-a"
+            started = ("serving 2 camera(s) in 1 group(s) (a model is compiled once, and once more for its regions "
+                       "around motion) as node box-a")
             assert any(started in line for line in serve.err)
             assert f"zerocopy: HTTP on {serve.address}: loopback only, no token" in unstamped(serve.err)  # who may ask
             # events of both cameras, the box online

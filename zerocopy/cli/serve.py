@@ -143,7 +143,8 @@ def _serve(config, say: Callable[[str], None]) -> int:
             if (line := short_cap(config.storage, config.cameras)) is not None:
                 say(line)
         enabled = sum(c.enabled for c in config.cameras)
-        say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (a model is compiled once) as node "
+        say(f"serving {enabled} camera(s) in {len(engine.groups)} group(s) (a model is compiled once, and once more "
+            "for its regions around motion) as node "
             f"{config.node}; status on http://{server.address}/api/cameras")
         looped = [camera.name for camera in config.cameras if camera.loop and camera.enabled]
         for camera in config.cameras:
