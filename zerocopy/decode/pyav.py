@@ -115,12 +115,11 @@ class PyAVDecoder:
         self._demand: Demand | None = None  # set by `gate_decoding`
         self._gated: GatedCodec | None = None  # the decode gate on the open stream's codec
 
-    def gate_decoding(self, demand: Demand) -> GateReport:
+    def gate_decoding(self, demand: Demand) -> None:
         """Decode only what the consumer wants (`decode.gate`), as its `demand` says; before `frames()`. Frames the
         gate leaves undecoded come as `Decoded`s whose `frame` is None. Its report is the damage report's `gate`."""
         self._demand = demand
         self.damage.gate = GateReport()
-        return self.damage.gate
 
     @classmethod
     def on_cpu(cls, path: str | Path, threads: int, realtime: bool = False,

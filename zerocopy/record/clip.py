@@ -26,6 +26,9 @@ from zerocopy.record.ring import PacketRing, RecordedPacket, StreamParams, Windo
 from zerocopy.sinks.files import Staged
 from zerocopy.store.folder import PRIVATE_FILE
 
+# below this much free space on the recordings' disk, neither a clip nor a segment is written (writer.py, segments.py)
+MIN_FREE_BYTES = 256 * 2**20
+
 MP4_OPTIONS = {"movflags": "+faststart"}
 
 

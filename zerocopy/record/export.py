@@ -23,10 +23,11 @@ from typing import Any
 
 import av
 
-from zerocopy.record.audio import MP4_AUDIO, add_audio_stream, audio_base, mux_audio
+from zerocopy.record.audio import add_audio_stream, audio_base, audio_params, mux_audio
 from zerocopy.record.clip import MP4_OPTIONS, ClipError, ClipResult, add_stream, mux
 from zerocopy.record.reader import stream_params
 from zerocopy.record.ring import AudioParams, NoFootage, RecordedPacket, StreamParams
+from zerocopy.sinks.files import fd_name
 from zerocopy.store.folder import StorageFolder
 from zerocopy.store.segments import Segment
 
@@ -215,8 +216,7 @@ def _read(files: StorageFolder, segment: Segment) -> Iterator[_Read | None]:
     fd, container = -1, None
     try:
         fd = files.open(segment.path)
-        proc = f"/proc/self/fd/{fd}"
-        container = av.open(proc if os.path.exists(proc) else str(files.path / segment.path))
+        container = av.open(fd_name(fd, files.path / segment.path))
     except (av.FFmpegError, OSError):
         pass
     try:
@@ -225,25 +225,15 @@ def _read(files: StorageFolder, segment: Segment) -> Iterator[_Read | None]:
             yield None
         else:
             params, bsf = stream_params(streams[0])
-            sound = _sound_of(container)
-            if sound is not None:
-                params = replace(params, audio=AudioParams(codec=sound.codec_context.name,
-                                                           sample_rate=sound.codec_context.sample_rate,
-                                                           time_base=sound.time_base,
-                                                           extradata=sound.codec_context.extradata or None))
+            sound, audio, _ = audio_params(container)  # (the recorder's own reading of a container's audio)
+            if audio is not None:
+                params = replace(params, audio=audio)
             yield _Read(params, _packets(container, streams[0], sound, bsf, segment))
     finally:
         if container is not None:
             container.close()
         if fd >= 0:
             os.close(fd)
-
-
-def _sound_of(container: Any) -> Any:
-    """A segment's audio stream, if it has one that is kept."""
-    streams = container.streams.audio
-    codec = streams[0].codec_context if streams else None
-    return streams[0] if codec is not None and codec.name in MP4_AUDIO else None
 
 
 def _packets(container: Any, stream: Any, sound: Any, bsf: Any, segment: Segment) -> Iterator[RecordedPacket]:

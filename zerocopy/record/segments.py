@@ -33,8 +33,9 @@ import av
 
 from zerocopy.record.activity import Activity
 from zerocopy.record.audio import add_audio_stream, audio_base, mux_audio
-from zerocopy.record.clip import add_stream, mux
+from zerocopy.record.clip import MIN_FREE_BYTES, add_stream, mux
 from zerocopy.record.ring import PacketRing, RecordedPacket, StreamParams
+from zerocopy.sinks.files import fd_name
 from zerocopy.store.folder import create_private, open_private_dir
 from zerocopy.store.segments import Segment
 
@@ -45,7 +46,6 @@ LATE_S = 3.0  # a finished segment's motion and objects are asked again this lon
 REANCHOR_S = 2.0  # a packet arriving this much later than its stream's clock says anchors the clock again
 IDLE_S = 5.0  # no packet for this long (the stream dropped): the segment ends
 POLL_S = 0.5
-MIN_FREE_BYTES = 256 * 2**20
 SEGMENT_OPTIONS = {"movflags": "frag_keyframe+empty_moov+default_base_moof",
                    "frag_duration": str(int(FRAGMENT_S * 1e6)), "flush_packets": "1"}
 
@@ -230,11 +230,10 @@ class SegmentWriter:
             self._failed_write(e)
             return None
         try:
-            proc = f"/proc/self/fd/{fd}"
             options = dict(SEGMENT_OPTIONS)
             if params.audio is not None:
                 options["movflags"] += "+delay_moov"  # (AAC's config comes with its first packet)
-            out = av.open(proc if os.path.exists(proc) else str(path), "w", format="mp4", options=options)
+            out = av.open(fd_name(fd, path), "w", format="mp4", options=options)
             try:
                 stream = add_stream(out, params)
                 sound = add_audio_stream(out, params.audio) if params.audio is not None else None

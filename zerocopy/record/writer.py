@@ -25,13 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from zerocopy.errors import ZeroCopyError
-from zerocopy.record.clip import ClipResult, write_clip
+from zerocopy.record.clip import MIN_FREE_BYTES, ClipResult, write_clip
 from zerocopy.record.ring import PacketRing
 from zerocopy.record.segment_clips import SegmentClips
 from zerocopy.sinks.files import final_path, temporary
 from zerocopy.store.folder import FILE_NAME, open_private_dir
 
-MIN_FREE_BYTES = 256 * 2**20  # below this much free space on the clips' disk, no clip is written
 RESUME_BYTES = 64 * 2**20  # after a write failed for want of space, clips resume once this much more is free
 LAG_S = 20.0  # how long past `last_seen + post_s` a clip waits for a record stream that lags behind detection
 POLL_S = 0.5  # the longest the writer sleeps between looks at the clock

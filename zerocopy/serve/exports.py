@@ -25,6 +25,7 @@ from zerocopy.record.clip import ClipResult
 from zerocopy.record.export import write_export
 from zerocopy.record.ring import NoFootage
 from zerocopy.record.segments import recordings_folder
+from zerocopy.sinks.files import fd_name
 from zerocopy.store.folder import create_private, open_private_dir
 from zerocopy.store.storage import Storage
 
@@ -106,9 +107,8 @@ class Exports:
             os.close(dir_fd)
         path = folder / name
         try:
-            proc = f"/proc/self/fd/{fd}"
             with self.storage.holding(*(s.path for s in segments)):
-                result = write_export(self.storage.files, segments, start, end, proc if os.path.exists(proc) else path)
+                result = write_export(self.storage.files, segments, start, end, fd_name(fd, path))
         except BaseException:
             with contextlib.suppress(OSError):
                 path.unlink()

@@ -130,6 +130,12 @@ def create_new(path: str | Path, mode: int = 0o644) -> int:
                                             "or a file it did not make is refused)") from None
 
 
+def fd_name(fd: int, path: str | os.PathLike) -> str:
+    """A name by which FFmpeg opens the very file `fd` holds (`/proc/self/fd/N`), or `path` where there is no /proc."""
+    proc = f"/proc/self/fd/{fd}"
+    return proc if os.path.exists(proc) else str(path)
+
+
 class Staged:
     """One output written under its temporary name and renamed into place by `finish(keep=True)`. The
     temporary is made new (`create_new`); what is removed or renamed is only ever what this object made."""
@@ -165,8 +171,7 @@ class Staged:
         if self.direct:
             return str(self.temp)
         self._held = self._create()
-        proc = f"/proc/self/fd/{self._held}"
-        return proc if os.path.exists(proc) else str(self.temp)
+        return fd_name(self._held, self.temp)
 
     def discard(self) -> None:
         """Remove the temporary (nothing of a direct target)."""

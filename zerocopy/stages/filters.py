@@ -54,7 +54,8 @@ class ObjectFilters(StageBase):
         self._inputs.pop(input.index, None)
         if not specs:
             return
-        check_labels("filter", [s.label for s in specs], self.names)
+        if own is not None:  # (the run's were checked when the stage was made)
+            check_labels("filter", [s.label for s in specs], self.names)
         wanted = by_label(specs)
         if self.names:
             by_index = {i: wanted[n.lower()] for i, n in enumerate(self.names) if n.lower() in wanted}

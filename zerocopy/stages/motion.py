@@ -210,16 +210,16 @@ class MotionStage(StageBase):
         its input ended: always, with its topic OFF)."""
         c, last = live.counts, live.said
         news = self._topic(live, moving, t)
-        now = MotionState(camera=self._cameras[input], active=moving, on=live.on, all_motion=live.scene.all_motion,
-                          whole_scene=live.whole, inferences_skipped=c.inferences_skipped,
-                          whole_scene_episodes=c.whole_scene_episodes, frame_time=time.time(), news=news)
-        flags = (now.active, now.all_motion, now.whole_scene)
-        if t is not None and not news and last is not None and flags == (last.active, last.all_motion,
-                                                                         last.whole_scene):
-            counts_moved = (now.inferences_skipped, now.whole_scene_episodes) != \
+        all_motion = live.scene.all_motion
+        if t is not None and not news and last is not None and \
+                (moving, all_motion, live.whole) == (last.active, last.all_motion, last.whole_scene):
+            counts_moved = (c.inferences_skipped, c.whole_scene_episodes) != \
                 (last.inferences_skipped, last.whole_scene_episodes)
             if not counts_moved or t - live.said_t < REFRESH_S:
-                return []
+                return []  # (decided before a record is made: most frames say nothing)
+        now = MotionState(camera=self._cameras[input], active=moving, on=live.on, all_motion=all_motion,
+                          whole_scene=live.whole, inferences_skipped=c.inferences_skipped,
+                          whole_scene_episodes=c.whole_scene_episodes, frame_time=time.time(), news=news)
         live.said, live.said_t = now, t if t is not None else live.said_t
         return [now]
 

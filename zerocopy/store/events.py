@@ -35,6 +35,7 @@ from zerocopy.store.rows import (
     make_relative,
     row_of,
 )
+from zerocopy.store.segments import DAY_S
 from zerocopy.track import ObjectEvent
 
 __all__ = ["MAX_LIMIT", "Cursor", "EventFilter", "EventStore", "Freed", "Page", "PathRefused", "StoreUnavailable",
@@ -240,7 +241,7 @@ class EventStore:
         if not self.available:
             return Freed(0, 0)
         is_busy = busy if callable(busy) else frozenset(self.files.inside(busy)).__contains__
-        cutoff = (self.clock() if now is None else now) - (max_days or 0.0) * 86400
+        cutoff = (self.clock() if now is None else now) - (max_days or 0.0) * DAY_S
         try:
             chosen = self._oldest(max_days is not None, cutoff, max_bytes, is_busy, batch)
         except Exception as e:  # a database damaged since it was opened: said once, tried again next time

@@ -30,7 +30,7 @@ from zerocopy.store.deletions import Deletions
 from zerocopy.store.events import PRUNE_BATCH, EventStore, Freed
 from zerocopy.store.folder import PathRefused, make_private_folder
 from zerocopy.store.retention import expire, over_cap
-from zerocopy.store.segments import Retain, Segment, SegmentIndex
+from zerocopy.store.segments import DAY_S, Retain, Segment, SegmentIndex
 from zerocopy.store.survey import Unnamed, survey
 from zerocopy.track import ObjectEvent
 
@@ -261,7 +261,7 @@ class Storage:
         with self._lock:
             if not self._unnamed:
                 return 0
-        cutoff = self.clock() - self.max_days * 86400
+        cutoff = self.clock() - self.max_days * DAY_S
         over = self.store.totals()[1] + self.index.totals()[1] + self.unnamed_bytes() + self.busy_bytes() \
             - self.max_bytes
         freed = 0

@@ -98,9 +98,7 @@ class InputTracks(StageBase):
         last = self._last.pop(input, None)
         out = events.finish(last.wall if last is not None else time.time())
         for label, (count, dwell) in events.totals.items():
-            total = self._totals.setdefault(label, [0, 0.0])
-            total[0] += count
-            total[1] += dwell
+            _add(self._totals, label, count, dwell)
         return out
 
     def report(self) -> InputTracks:
@@ -115,15 +113,18 @@ class InputTracks(StageBase):
         totals = {label: list(t) for label, t in self._totals.items()}
         for _, events, _ in self._open.values():
             for label, (count, dwell) in events.totals.items():
-                t = totals.setdefault(label, [0, 0.0])
-                t[0] += count
-                t[1] += dwell
+                _add(totals, label, count, dwell)
             for label, dwell in events.open_objects():
-                t = totals.setdefault(label, [0, 0.0])
-                t[0] += 1
-                t[1] += dwell
+                _add(totals, label, 1, dwell)
         return {
             "objects": int(sum(t[0] for t in totals.values())),
             "per_label": {label: {"objects": int(n), "mean_dwell_s": round(d / n, 2) if n else 0.0}
                           for label, (n, d) in sorted(totals.items())},
         }
+
+
+def _add(totals: dict[str, list], label: str, count: int, dwell: float) -> None:
+    """`count` objects of `label` and their `dwell` seconds added to `totals` (label → [objects, seconds])."""
+    total = totals.setdefault(label, [0, 0.0])
+    total[0] += count
+    total[1] += dwell
