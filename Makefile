@@ -46,13 +46,14 @@ demo: setup
 
 # Both tiers: tests/unit and the slow ones (tests/e2e, tests/native, tests/igpu, and unit tests marked slow), on
 # TEST_WORKERS pytest-xdist workers, a test file to a worker (its module fixtures made once), then the tests marked
-# serial alone (they measure time or load). About 6½ minutes on 2 cores (tests/README.md). PYTEST_ARGS goes to both
-# parts, e.g. PYTEST_ARGS=--random-order (any order must pass) or PYTEST_ARGS="-k serve".
+# serial away from them (they measure time or load; scripts/test-serial.sh runs the serve soak beside the others).
+# Under 8 minutes on 2 cores (tests/README.md). PYTEST_ARGS goes to both parts, e.g. PYTEST_ARGS=--random-order
+# (any order must pass) or PYTEST_ARGS="-k serve".
 TEST_WORKERS ?= 3
 PYTEST_ARGS ?=
 test: setup
 	$(BIN)/python -m pytest -q -rfEs -n $(TEST_WORKERS) --dist loadfile -m "not serial" --durations=25 $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -q -rfEs -m serial --durations=5 $(PYTEST_ARGS)
+	bash scripts/test-serial.sh $(BIN)/python $(PYTEST_ARGS)
 	$(BIN)/ruff check zerocopy tests scripts
 
 # The fast tier: tests/unit less what is marked slow (the cached default model, no subprocess in a test), on two

@@ -158,6 +158,7 @@ def test_the_demo_runs_every_step(tmp_path):
 
 
 @pytest.mark.serial  # its targets (fds and threads flat, recovery within 10 s) are serve's alone, not the machine's
+@pytest.mark.soak  # two minutes that mostly wait: run beside the other serial tests (scripts/test-serial.sh)
 @pytest.mark.timeout(600)
 @pytest.mark.skipif(MOSQUITTO is None, reason="mosquitto is not installed (scripts/install-system-deps.sh installs it)")
 def test_the_serve_soak_meets_every_target_in_two_minutes(face_model_path):
