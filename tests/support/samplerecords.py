@@ -4,6 +4,7 @@ tests of figures."""
 from __future__ import annotations
 
 from zerocopy.analytics.records import LineCrossing, Occupancy
+from zerocopy.roi.region_state import RegionState
 from zerocopy.snapshots.stage import SnapshotSaved
 from zerocopy.stages.figures import Family
 from zerocopy.stages.motion import MotionState
@@ -23,4 +24,5 @@ def records() -> list:
                          jpeg=b"\xff\xd8", final=True)
     motion = MotionState(camera="door", active=True, all_motion=False, whole_scene=False, inferences_skipped=4,
                          whole_scene_episodes=0, frame_time=1.5, news=True, on=True)
-    return [obj, cross, count, shot, motion]
+    regions = RegionState(camera="door", frames=10, regions=4, covered=0.125)
+    return [obj, cross, count, shot, motion, regions]

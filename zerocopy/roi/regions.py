@@ -16,6 +16,9 @@ picture (the whole frame looks at it), nor when nothing moves and nothing was fo
 
 The second compiled copy of the detector is made when a frame with motion first comes (the path's first frame,
 during its trial, when its input measures motion): a run without motion compiles nothing more.
+
+Per camera, what it did is said as a record (`roi.region_state.RegionState`: serve's `/metrics`); the run report's
+`regions` section (`RegionTimes`) is the whole run's.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
 from zerocopy.motion.detector import Motion
 from zerocopy.resize.crops import SIZE_STEP, Crop
+from zerocopy.roi.region_state import RegionState, RegionSums
 from zerocopy.roi.stage import RoiTimes
 from zerocopy.roi.tiles import CropPasses
 from zerocopy.stages.base import Activation, InputInfo
+from zerocopy.stages.motion import REFRESH_S
+from zerocopy.track.times import media_time
 
 GROW = 1.35  # a box's square is this times its longer side (Frigate's multiplier for clusters of motion)
 LARGEST = 0.5  # a square wider than this share of the frame's long side: the whole frame sees it well enough
@@ -117,11 +123,14 @@ class RegionTimes(RoiTimes):
     covered: float = 0.0  # summed over `frames`
     counts: dict[int, int] = field(default_factory=dict)  # frames by their number of squares
 
-    def chose(self, crops: Sequence[Crop], width: int, height: int) -> None:
+    def chose(self, crops: Sequence[Crop], width: int, height: int) -> float:
+        """A frame's squares counted; the share of the frame they cover."""
+        share = covered(crops, width, height)
         self.frames += 1
         self.most = max(self.most, len(crops))
-        self.covered += covered(crops, width, height)
+        self.covered += share
         self.counts[len(crops)] = self.counts.get(len(crops), 0) + 1
+        return share
 
     def summary(self) -> dict[str, Any]:
         n = max(1, self.frames)
@@ -148,6 +157,8 @@ class Regions(CropPasses):
         self.times: RegionTimes = RegionTimes()
         self._at: Activation | None = None
         self._before: dict[int, np.ndarray] = {}  # each input's boxes on its last inferred frame
+        self._inputs: dict[int, _Said] = {}  # each open input's camera, and when its `RegionState` was last said
+        self._sums: dict[str, RegionSums] = {}  # each camera's, over its openings
 
     def activate(self, at: Activation) -> None:
         self._at = at
@@ -164,10 +175,15 @@ class Regions(CropPasses):
 
     def begin(self, input: InputInfo) -> None:
         self._before.pop(input.index, None)
+        self._sums.setdefault(input.camera, RegionSums())
+        self._inputs[input.index] = _Said(camera=input.camera, rate=input.rate)
 
     def end(self, input: int) -> list:
         self._before.pop(input, None)
-        return []
+        said = self._inputs.pop(input, None)
+        if said is None or not self._sums[said.camera].frames:
+            return []
+        return [RegionState.of(said.camera, self._sums[said.camera])]
 
     def __call__(self, frame: PreparedFrame, detections: Detections | None, input: int) -> \
             tuple[Detections | None, list]:
@@ -175,14 +191,37 @@ class Regions(CropPasses):
             return detections, []
         crops = squares(frame.motion, self._before.get(input), frame.width, frame.height,
                         max(self.wrapped.width, self.wrapped.height))
-        self.times.chose(crops, frame.width, frame.height)
+        share = self.times.chose(crops, frame.width, frame.height)
         if crops:
             self._ready()
             detections = self.passes(frame, detections, crops)
         self._before[input] = detections.xyxy.copy()
-        return detections, []
+        return detections, self._state(input, frame, len(crops), share)
+
+    def _state(self, input: int, frame: PreparedFrame, squares: int, share: float) -> list:
+        """The frame's squares added to its camera's sums; their `RegionState` if due (`REFRESH_S`)."""
+        said = self._inputs.get(input)
+        if said is None:
+            return []
+        sums = self._sums[said.camera]
+        sums.add(squares, share)
+        t = media_time(frame, said.rate)
+        if said.t <= t < said.t + REFRESH_S:
+            return []
+        said.t = t
+        return [RegionState.of(said.camera, sums)]
 
     def release(self) -> None:
         self._at = None
         self._before.clear()
+        self._inputs.clear()
         super().release()
+
+
+@dataclass(kw_only=True)
+class _Said:
+    """An open input's camera and rate, and the media time its camera's `RegionState` was last said at."""
+
+    camera: str
+    rate: float
+    t: float = -math.inf

@@ -8,6 +8,7 @@ speaks, so that each sink takes any of them without knowing its type:
 | `analytics.records.Occupancy` | count | no | `CAMERA/LABEL`, `CAMERA/ZONE/LABEL` | yes |
 | `snapshots.stage.SnapshotSaved` | snapshot | no | `CAMERA/LABEL/snapshot` (the JPEG) | yes |
 | `stages.motion.MotionState` | motion | no | `CAMERA/motion` (ON, OFF after `motion_off_delay`) | no |
+| `roi.region_state.RegionState` | regions | no | – | no |
 
 - `logged`: an event (what happened once): a line of `--events`, a message on `PREFIX/CAMERA/events`, one of
   serve's `events` figure. Otherwise a state, a file or a figure.

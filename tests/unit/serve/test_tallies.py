@@ -54,8 +54,10 @@ def test_the_analytics_come_from_the_records_and_only_events_count_as_events():
     assert tallies.events(records()) == 2  # the object's end and the crossing; a count, a snapshot, motion are not
     assert tallies.to_json() == {
         "objects": {}, "zones": {"porch": {"person": 2}}, "lines": {"gate": {"in": {"person": 1}, "out": {}}},
-        "motion": {"measured": True, "active": True, "all_motion": False, "inferences_skipped": 4, "whole_scene": 0}}
+        "motion": {"measured": True, "active": True, "all_motion": False, "inferences_skipped": 4, "whole_scene": 0},
+        "regions": {"frames": 10, "inferences": 4, "covered": 0.125}}
     assert Tallies().to_json()["motion"]["measured"] is False
+    assert Tallies().to_json()["regions"] == {"frames": 0, "inferences": 0, "covered": 0.0}
 
 
 def test_metrics_hold_every_cameras_figures_a_new_records_histogram_too():
@@ -66,10 +68,14 @@ def test_metrics_hold_every_cameras_figures_a_new_records_histogram_too():
     assert 'zerocopy_line_crossings_total{camera="door",direction="in",label="person",line="gate"} 1.0' in text
     assert 'zerocopy_motion_active{camera="door"} 1.0' in text
     assert 'zerocopy_inferences_skipped_total{camera="door"} 4.0' in text
+    assert 'zerocopy_camera_region_frames_total{camera="door"} 10.0' in text  # regions around motion (issue 39)
+    assert 'zerocopy_camera_regions_total{camera="door"} 4.0' in text
+    assert 'zerocopy_camera_region_cover_ratio{camera="door"} 0.125' in text
     assert 'zerocopy_test_seconds_bucket{camera="door",le="1.0",zone="porch"} 1.0' in text
     assert 'zerocopy_test_seconds_bucket{camera="door",le="+Inf",zone="porch"} 2.0' in text
     assert 'zerocopy_test_seconds_sum{camera="door",zone="porch"} 5.5' in text
     assert "# TYPE zerocopy_objects gauge" in text  # a family every camera may have is there before any value
+    assert "# TYPE zerocopy_camera_regions_total counter" in text
     assert 'camera="yard"' not in text
 
 

@@ -17,7 +17,7 @@ def test_every_record_of_the_stages_speaks_the_protocol_as_its_table_says():
     assert all(isinstance(r, Record) for r in records())
     assert kinds == {"end": (True, None, False), "cross": (True, "door/lines/gate", False),
                      "count": (False, "door/porch/person", True), "snapshot": (False, "door/person/snapshot", True),
-                     "motion": (False, "door/motion", False)}
+                     "motion": (False, "door/motion", False), "regions": (False, None, False)}
     assert all(isinstance(r.to_record(), dict) and r.to_record()["type"] == r.type for r in records())
 
 
