@@ -2,7 +2,8 @@
 HTTP side.
 
 Bounded whatever the uptime: rates over a sliding window of the last `WINDOW_S` seconds, latency
-percentiles over the last `LATENCY_SAMPLES` frames, and one picture (the last, for `latest.jpg`).
+percentiles over the last `LATENCY_SAMPLES` frames, and one picture (the last decoded, for `latest.jpg`: a frame the
+decode gate left undecoded has none).
 
 The picture is a PyAV frame, and PyAV objects are not thread-safe (`to_image()` on one frame from several
 threads at once crashed a process): the run's thread only hands it over, and it is turned into JPEG bytes
@@ -23,6 +24,7 @@ from PIL import ImageFont
 
 from zerocopy.detections import Detections
 from zerocopy.frames import PreparedFrame
+from zerocopy.serve.decode_gate import GateFigures
 from zerocopy.serve.status import CameraState, CameraStatus
 from zerocopy.serve.tallies import Tallies
 from zerocopy.sinks.draw import draw_detections
@@ -56,6 +58,8 @@ class Camera:
         self.tallies = Tallies()  # its stages' figures (zones, lines, motion gate, …), from their records
         self.overlay: Overlay | None = None  # its zones and lines, drawn on latest.jpg (set by the engine)
         self.recording: Callable[[], Any] | None = None  # its recording's figures now (set by the engine)
+        self.gate_off: str | None = None  # why its settings keep every frame decoded (set by the engine)
+        self._past_gate = GateFigures()  # its decode gate's, over the runs that ended
 
     def began(self, damage: Callable[[], Any], path: str | None) -> None:
         """The camera's input opened (`InputBegin`) on `path`, its `DamageReport` read live from `damage`. Every
@@ -108,6 +112,8 @@ class Camera:
             self.damage = lambda: None
             self._past_dropped += damage.packets_failed + damage.corrupt_frames
             self._past_reconnects += damage.live_report.reconnects if damage.live_report is not None else 0
+            if damage.gate is not None:
+                self._past_gate = self._past_gate.plus(damage.gate)
             if outcome.interrupted:
                 self.state, self.error = "stopped", outcome.error
             elif outcome.error:
@@ -150,6 +156,7 @@ class Camera:
                 dropped_frames=self._past_dropped + (
                     (damage.packets_failed + damage.corrupt_frames) if damage is not None else 0),
                 events=self.events, events_dropped=events_dropped,
+                decode_gate=self._past_gate.now(damage, self.gate_off),
                 last_frame_time=self.last_frame_time, error=self.error, analytics={**self.tallies.to_json(),
                                                                                       "recording": recording},
                 figures=self.tallies.figures.copy())

@@ -35,6 +35,7 @@ from zerocopy.publish.homeassistant import announce
 from zerocopy.record.ring import PacketRing
 from zerocopy.redaction import redact_text
 from zerocopy.serve.cameras import Camera
+from zerocopy.serve.decode_gate import setting_off
 from zerocopy.serve.recording import Recordings
 from zerocopy.serve.routes import Health
 from zerocopy.serve.status import CameraState, CameraStatus
@@ -64,8 +65,9 @@ class Group:
         self.models, self.reopen = models, reopen
         self.detector = None
         self.cameras = [Camera(c.name, c.source, config.model) for c in cameras]
-        for camera, c in zip(self.cameras, cameras, strict=True):  # its zones and lines, drawn on latest.jpg
-            camera.overlay = Overlay.of(c.run)
+        for camera, c in zip(self.cameras, cameras, strict=True):  # its zones and lines, drawn on latest.jpg, and
+            camera.overlay = Overlay.of(c.run)  # why its settings keep every frame decoded
+            camera.gate_off = setting_off(c.run)
         self.thread: threading.Thread | None = None
         self.stopping = threading.Event()
         self.with_detections = False

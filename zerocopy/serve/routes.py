@@ -12,6 +12,7 @@ from zerocopy.publish.ledger import KINDS
 from zerocopy.record.live import NoLive, open_live
 from zerocopy.record.ring import PacketRing
 from zerocopy.serve.answers import Answer, Request, as_json
+from zerocopy.serve.decode_gate import gate_metrics
 from zerocopy.serve.event_routes import event_answer
 from zerocopy.serve.page import PAGE_PATHS, page_answer
 from zerocopy.serve.recording_routes import RECORDING_ROUTES, recording_answer
@@ -67,12 +68,14 @@ class ServeCollector:
 
         labels = ["camera", "path"]
         fam = {
-            "fps": GaugeMetricFamily("zerocopy_camera_fps", "frames per second decoded (last seconds)", labels=labels),
+            "fps": GaugeMetricFamily("zerocopy_camera_fps", "frames per second read (last seconds; decoded, or left "
+                                     "undecoded by the decode gate)", labels=labels),
             "inference_fps": GaugeMetricFamily("zerocopy_camera_inference_fps",
                                                "frames per second inferred (last seconds)", labels=labels),
             "latency": GaugeMetricFamily("zerocopy_camera_latency_seconds", "frame arrival to result, over the "
                                          "last inferred frames", labels=[*labels, "quantile"]),
-            "frames": CounterMetricFamily("zerocopy_camera_frames", "frames decoded since the start", labels=labels),
+            "frames": CounterMetricFamily("zerocopy_camera_frames", "frames read since the start (decoded, or left "
+                                          "undecoded by the decode gate)", labels=labels),
             "inferences": CounterMetricFamily("zerocopy_camera_inferences", "frames inferred since the start",
                                               labels=labels),
             "reconnects": CounterMetricFamily("zerocopy_camera_reconnects", "times the source dropped and was "
@@ -106,6 +109,7 @@ class ServeCollector:
                 fam["state"].add_metric([s.name, state], 1.0 if s.state == state else 0.0)
         yield from fam.values()
         yield from analytics_metrics(statuses)
+        yield from gate_metrics(statuses)
         if self.source.storage is not None:
             yield from storage_metrics(self.source.storage.stats())
         compiles = CounterMetricFamily("zerocopy_model_compiles", "times a model was compiled since the start (once "

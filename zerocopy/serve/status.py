@@ -7,6 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from zerocopy.serve.decode_gate import GateFigures
 from zerocopy.stages.figures import Figures
 
 STATES = ("starting", "running", "reconnecting", "stopped", "failed")
@@ -45,12 +46,14 @@ class CameraStatus:
     events_dropped: int
     last_frame_time: float | None
     error: str | None
+    decode_gate: GateFigures = dataclasses.field(default_factory=GateFigures)  # over its openings
     analytics: dict[str, Any] = dataclasses.field(default_factory=dict)  # `serve.tallies.Tallies.to_json()`
     figures: Figures = dataclasses.field(default_factory=Figures, repr=False, compare=False)  # `/metrics`' (a copy)
 
     def to_json(self) -> dict[str, Any]:
-        """Its fields, and the analytics' at the top: `objects`, `zones`, `lines`, `motion`."""
+        """Its fields, and the analytics' at the top: `objects`, `zones`, `lines`, `motion`, `regions`."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         del out["figures"]
+        out["decode_gate"] = self.decode_gate.to_json()
         analytics = out.pop("analytics")
         return {**out, **analytics}
