@@ -95,9 +95,10 @@ def test_api_cameras_lists_every_camera_with_its_figures_and_no_secret(server):
     cams = {c["name"]: c for c in json.loads(body)}
     assert set(cams) == {"front", "back"}
     front, back = cams["front"], cams["back"]
-    # every field, the analytics' own at the top (`objects`, `zones`, `lines`, `motion`; the figures are /metrics')
+    # every field, the analytics' own at the top (`objects`, `zones`, `lines`, `motion`, `regions`; the figures are
+    # /metrics')
     assert set(front) == {f for f in CameraStatus.__dataclass_fields__} - {"analytics", "figures"} | \
-        {"objects", "zones", "lines", "motion", "recording"}
+        {"objects", "zones", "lines", "motion", "regions", "recording"}
     assert front["state"] == "running" and front["path"] == "software" and front["model"] == "face"
     assert front["frames"] == 12 and front["inferences"] == 6 and front["fps"] > 0
     assert 15 <= front["latency_p50_ms"] <= front["latency_p95_ms"]  # each arrived 20 ms before its result
