@@ -139,11 +139,14 @@ class Detector:
 
     def events(self, sources: Source | Iterable[Source], *, max_frames: int | None = None,
                keep_images: bool = False, parallel: bool = False, cameras: Sequence[str] | None = None,
-               per_input: Sequence[dict | InputSettings] | None = None, reopen: Reopen | None = None):
+               per_input: Sequence[dict | InputSettings] | None = None, reopen: Reopen | None = None,
+               every_picture: bool = True):
         """The run as pipeline events (`InputBegin`, `FrameDone`, `InputEnd`): what sinks consume.
         Its arguments are checked here; a `stop()` made before it ends it (a Ctrl-C while the model
         loads included), and a run that ended clears the stop for the next one. With `reopen` (serve's
-        cameras), an input that ends is opened again after a back-off, the others going on, until a stop."""
+        cameras), an input that ends is opened again after a back-off, the others going on, until a stop.
+        `every_picture=False` (with `keep_images`: serve's latest.jpg) asks only for the pictures of the frames
+        decoded, so the decode gate may run and leave frames without one."""
         if self._closed:
             raise ValueError("the detector is closed")
         inputs = source_list(sources)
@@ -151,7 +154,7 @@ class Detector:
         cameras = check_cameras(cameras, inputs)
         own = self._per_input(per_input, inputs)
         run = self._stopping_after(self._events(inputs, max_frames, bool(keep_images), parallel, cameras, own,
-                                                reopen))
+                                                reopen, every_picture))
         self._runs.add(run)
         return run
 
@@ -180,7 +183,7 @@ class Detector:
 
     def _events(self, inputs: list[str], max_frames: int | None, keep_images: bool, parallel: bool = False,
                 cameras: list[str] | None = None, per_input: list[InputSettings] | None = None,
-                reopen: Reopen | None = None):
+                reopen: Reopen | None = None, every_picture: bool = True):
         self.path, self.refused, self.choice, self._consumer_s = None, {}, None, 0.0
         at_once = len(inputs) if parallel else 1
         facts = functools.cache(lambda: gather(self._core.available_devices, check_bridge=True))
@@ -201,7 +204,8 @@ class Detector:
             for device in devices:
                 made = self.plan.for_path(self._core, front, device, at_once)
                 pipeline = Pipeline(made.model, front, made.config, inputs=at_once, keep_images=keep_images,
-                                    stop_event=self._stop, stages=made.stages, models=self._models)
+                                    every_picture=every_picture, stop_event=self._stop, stages=made.stages,
+                                    models=self._models)
                 self._pipeline = pipeline
                 events = pipeline.events(inputs, max_frames, cameras, per_input, reopen)
                 held = []

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from broker import MOSQUITTO, Broker, Subscriber
+from cameraclips import Walk, write_camera_clip
 from conftest import wait_until
 from livesource import LiveServer, make_ts_clip
 from PIL import Image
@@ -396,7 +397,9 @@ def test_cameras_that_cannot_be_opened_say_why_and_are_retried(tmp_path, files):
 
 def test_a_network_file_that_ends_is_reconnected_and_counted_not_stopped(tmp_path, files, clip):
     """A camera whose stream has an end (an MKV of known length over HTTP): at its end serve opens it again;
-    that is a reconnection (`reconnecting`, counted), never `stopped`."""
+    that is a reconnection (`reconnecting`, counted), never `stopped`. Beside it, `yard` is a quiet camera-like
+    stream (a keyframe every 2 s, noise) where someone walks by: its decode gate leaves frames undecoded, and its
+    regions around motion are counted (issues 39 and 40: /metrics)."""
     import av
 
     www, base = files
@@ -406,8 +409,10 @@ def test_a_network_file_that_ends_is_reconnected_and_counted_not_stopped(tmp_pat
             if packet.dts is not None:
                 packet.stream = stream
                 out.mux(packet)
+    write_camera_clip(www / "yard.mkv", 15.0, (Walk(11.0),), seed=5)  # quiet until 11 s: the gate calibrates first
     with Broker() as broker:
-        serve = Serve(tmp_path, config(broker, "box-e", {"front": f"{base}/cam.mkv"})).started()
+        serve = Serve(tmp_path, config(broker, "box-e", {"front": f"{base}/cam.mkv",
+                                                         "yard": f"{base}/yard.mkv"})).started()
         try:
             seen: set[str] = set()
 
@@ -416,6 +421,7 @@ def test_a_network_file_that_ends_is_reconnected_and_counted_not_stopped(tmp_pat
                 seen.add(front["state"])
                 return front["reconnects"] >= 2
             wait_until(reopened, 90, "two reopenings of the ended stream, counted")
+            serve.until(lambda: serve.cameras()["yard"]["reconnects"] >= 1, 90, "yard's stream read to its end")
             metrics = serve.metrics()
             elapsed = serve.terminate()
         finally:
@@ -425,6 +431,12 @@ def test_a_network_file_that_ends_is_reconnected_and_counted_not_stopped(tmp_pat
     assert metrics[("zerocopy_camera_reconnects_total", "front")] >= 2
     # the detector and its copy for the regions around motion, each once: reopened without compiling again
     assert metrics[("zerocopy_model_compiles_total", None)] == 2
+    read, decoded = (metrics[(f"zerocopy_camera_decode_gate_{n}_total", "yard")] for n in ("frames", "decoded_frames"))
+    assert 0 < decoded < read and metrics[("zerocopy_camera_decode_gate_off", "yard")] == 0.0, metrics
+    assert metrics[("zerocopy_camera_decode_gate_catch_ups_total", "yard")] >= 1
+    assert metrics[("zerocopy_camera_regions_total", "yard")] > 0  # squares around the walker
+    assert 0 < metrics[("zerocopy_camera_region_cover_ratio", "yard")] < 1
+    assert metrics[("zerocopy_camera_decode_gate_frames_total", "front")] > 0  # (calibrating, its 4 s each time)
     said = [line for line in serve.err if "camera front:" in line]
     assert any(line.endswith("front: reconnecting") for line in said), serve.err
     assert not any("stopped" in line for line in said), serve.err

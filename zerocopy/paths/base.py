@@ -58,12 +58,15 @@ class OpenRequest:
     resizer that reuses its output buffers needs at least that many), the run's stop,
     `keep_source`: whether region models will crop from each decoded frame (`PreparedFrame.source`), and
     `busy`: with `--motion`, whether a tracked object of this input is moving (the motion stage's
-    `busy(input)`; None: never), which makes the motion gate infer."""
+    `busy(input)`; None: never), which makes the motion gate infer. With `keep_images`, `every_picture` says that
+    each frame's picture is wanted (drawn into --output; the decode gate is then off); False: the pictures of the
+    frames decoded will do (serve's latest.jpg), so the decode gate may leave frames undecoded, without one."""
 
     model: WrappedModel
     config: RunConfig
     va: VASession
     keep_images: bool = False
+    every_picture: bool = True
     unbound: int = 3
     stop: threading.Event | None = None  # the run's: an open it catches waiting on a source is abandoned
     keep_source: bool = False
@@ -71,7 +74,7 @@ class OpenRequest:
 
     def motion(self, luma: Callable[[Any], Any]) -> MotionSpec | None:
         """The input's motion gate settings (`config.motion`), with the path's `luma(frame)`; None without."""
-        return MotionSpec.of(self.config, luma, self.busy, every_picture=self.keep_images)
+        return MotionSpec.of(self.config, luma, self.busy, every_picture=self.keep_images and self.every_picture)
 
 
 class FrameStream(Protocol):

@@ -90,8 +90,9 @@ class Pipeline:
 
     def __init__(self, model: WrappedModel, front: Front, config: RunConfig, *, inputs: int = 1,
                  keep_images: bool = False, stop_event: threading.Event | None = None, stages: Sequence[Stage] = (),
-                 models: CompiledModels | None = None):
+                 models: CompiledModels | None = None, every_picture: bool = True):
         self.model, self.front, self.inputs, self.keep_images = model, front, inputs, keep_images
+        self.every_picture = every_picture  # with keep_images: each frame's (else those decoded: `OpenRequest`)
         # the owner of the compiled models and of the VA device they use (a Detector's, or a service's): they
         # outlive this run; without one, the run compiles its own and closes its VA device at its end
         self.models = models
@@ -105,9 +106,8 @@ class Pipeline:
         self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
         self.open_inputs = OpenInputs()  # open now: stop() interrupts their reading
         self.steps = StepTimes()  # each frame's decode, preprocess, inference and postprocess times
-        self.detections = 0
+        self.detections, self.committed = 0, False
         self.scheduler: InferenceScheduler | None = None
-        self.committed = False
         # one VA device (and remote context) for all of a run's inputs
         self.va = models.va_session(front.name, config.va_device) if models is not None else VASession(config.va_device)
         self._context = None
@@ -153,8 +153,8 @@ class Pipeline:
             self.abandon.set()
         config = self._own(input).of_run(self.config)
         stream = self.front.open(source, OpenRequest(model=self.model, config=config, va=self.va,
-                                                     keep_images=self.keep_images, unbound=unbound, stop=self.abandon,
-                                                     keep_source=self.after.crops,
+                                                     keep_images=self.keep_images, every_picture=self.every_picture,
+                                                     unbound=unbound, stop=self.abandon, keep_source=self.after.crops,
                                                      busy=lambda: self.after.busy(input)))
         self.open_inputs.add(input, stream)
         if self.stop_event.is_set():  # stopped while it was opening

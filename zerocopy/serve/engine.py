@@ -117,8 +117,10 @@ class Group:
                                 for c in self.configs]),
                 [c.publish for c in self.configs]))
         per_input = [InputSettings.of(c.run) for c in self.configs]
+        # latest.jpg shows the last decoded picture: the decode gate may leave frames without one
         events = det.events([c.url for c in self.configs], keep_images=pictures, parallel=True,
-                            cameras=[c.name for c in self.configs], per_input=per_input, reopen=self.reopen)
+                            cameras=[c.name for c in self.configs], per_input=per_input, reopen=self.reopen,
+                            every_picture=False)
         feed(events, sinks, observe=lambda event: self._observe(det, event))
 
     def _observe(self, det: Any, event: Any) -> None:
