@@ -7,6 +7,7 @@ scripts/bench_decode_gate.py, not from here."""
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 from cameraclips import Walk, write_camera_clip
@@ -71,3 +72,22 @@ def test_a_brightness_jump_breaks_nothing(clips):
     gated, events, report = run(clips["infrared"], "auto")
     assert report["off"] is None and report["decoded_share"] < 0.9, report
     assert events == plain_events and [e[0] for e in events].count("new") == 1
+
+
+def inferred_of(clip, gate: str, slow_s: float) -> tuple[list[int], list[tuple]]:
+    """The indexes of the frames inferred and the events, the caller taking `slow_s` over each inferred result."""
+    heard, inferred = [], []
+    with zerocopy.Detector(detect_fps=5, track=True, motion=True, lines=(LINE,), decode_gate=gate) as det:
+        for r in det.run(clip, on_event=lambda e: heard.append(e.to_record())):
+            if r.inferred:
+                inferred.append(r.index)
+                time.sleep(slow_s)
+    return inferred, [(e["type"], e.get("first_pts"), e.get("last_pts")) for e in heard if e["type"] in ("new", "end")]
+
+
+@pytest.mark.parametrize("gate", ["off", "auto"])
+def test_a_file_infers_the_same_frames_however_fast_its_results_are_taken(clips, gate):
+    """What the gate asks the stages (a tracked object moving, an end due) is read once they have seen the frames
+    inferred before, on a file: a caller slow to take its results (the feeder runs ahead) changes nothing."""
+    fast = inferred_of(clips["quiet"], gate, 0.0)
+    assert fast == inferred_of(clips["quiet"], gate, 0.03)

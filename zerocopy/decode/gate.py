@@ -22,6 +22,7 @@ filler), one with frames reordered (B-frames: a frame's packet is not where the 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import Counter, deque
@@ -132,14 +133,17 @@ class Demand:
         self.judged = 0  # frames judged so far
         self.wanted = True  # the last one judged wants the next frames decoded
         self.wanted_at: float | None = None  # the media time of the last frame judged wanting the next
+        self.wanted_from = math.inf  # the media time from which frames are wanted whatever they show (a keepalive)
         self.last_t: float | None = None  # the media time of the last frame judged
         self._rose: float | None = None  # perf_counter of a packet-size rise not yet followed by an inference
         self.report: GateReport | None = None
 
-    def judge(self, wanted: bool, t: float) -> None:
+    def judge(self, wanted: bool, t: float, wanted_from: float = math.inf) -> None:
+        """The consumer judged its next frame (media time `t`): whether it wants the next ones decoded, and from
+        which media time it will want them whatever they show (`MotionGate.wanted_from`)."""
         with self._cond:
             self.judged += 1
-            self.wanted, self.last_t = wanted, t
+            self.wanted, self.last_t, self.wanted_from = wanted, t, wanted_from
             if wanted:
                 self.wanted_at = t
             self._cond.notify_all()
@@ -241,7 +245,8 @@ class DecodeGate:
             self.demand.rose()
             return self._opened("packet size")
         self.baseline.learn(self.position, size)
-        return self._opened("frames wanted") if self.demand.wanted else KEEP
+        due = self._t is not None and self._t >= self.demand.wanted_from
+        return self._opened("frames wanted") if self.demand.wanted or due else KEEP
 
     def _opened(self, why: str) -> str:
         self.open = True

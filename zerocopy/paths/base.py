@@ -9,6 +9,7 @@ sinks) is shared.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -70,11 +71,14 @@ class OpenRequest:
     unbound: int = 3
     stop: threading.Event | None = None  # the run's: an open it catches waiting on a source is abandoned
     keep_source: bool = False
-    busy: Callable[[], bool] | None = None
+    busy: Callable[[float], bool] | None = None
+    settle: Callable[[int], None] | None = None  # a file's motion gate waits on it (`pipeline.delivered`)
+    ends_due: Callable[[], float] | None = None  # the stages' `ends_due(input)`
 
     def motion(self, luma: Callable[[Any], Any]) -> MotionSpec | None:
         """The input's motion gate settings (`config.motion`), with the path's `luma(frame)`; None without."""
-        return MotionSpec.of(self.config, luma, self.busy, every_picture=self.keep_images and self.every_picture)
+        return MotionSpec.of(self.config, luma, self.busy, every_picture=self.keep_images and self.every_picture,
+                             settle=self.settle, ends_due=self.ends_due)
 
 
 class FrameStream(Protocol):
@@ -139,6 +143,8 @@ class PreparedStream:
         self.expected_frames = decoder.expected_frames
         self.live = decoder.live or decoder.realtime
         self.sampler = DetectRate(detect_fps, decoder.rate) if detect_fps else None
+        if motion is not None and self.live:  # frames come as they happen: the gate waits on no result
+            motion = dataclasses.replace(motion, settle=None)
         self.gate = MotionGate(motion, decoder.rate, self.sampler) if motion is not None else None
         self.show = show or (lambda picture: None)
         self.demand: Demand | None = None
@@ -172,7 +178,7 @@ class PreparedStream:
             t0 = time.perf_counter()
             choice = self._choose(index, picture, pts, decoded.arrived)
             if self.demand is not None and self.gate is not None:
-                self.demand.judge(self.gate.wants_frames(), frame_time(index, pts, self.rate))
+                self.demand.judge(self.gate.wants_frames(), frame_time(index, pts, self.rate), self.gate.wanted_from())
                 if choice.infer:
                     self.demand.inferred()
             if g is not None and not choice.infer:
@@ -191,7 +197,8 @@ class PreparedStream:
     def _undecoded(self, index: int, decoded: Any, g: Geometry) -> PreparedFrame:
         assert self.gate is not None and self.demand is not None
         choice = self.gate.passed(index, decoded.pts, decoded.arrived)
-        self.demand.judge(self.gate.wants_frames(), frame_time(index, decoded.pts, self.rate))
+        self.demand.judge(self.gate.wants_frames(), frame_time(index, decoded.pts, self.rate),
+                          self.gate.wanted_from())
         return PreparedFrame(index=index, pts=decoded.pts, width=g.src_w, height=g.src_h, geometry=g, inputs={},
                              decode_ms=decoded.decode_ms, preprocess_ms=0.0, picture=None, arrived=decoded.arrived,
                              inferred=False, motion=choice.motion, skipped_by=choice.skipped_by)

@@ -29,6 +29,7 @@ from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.input_settings import InputSettings
 from zerocopy.names import camera_name
 from zerocopy.paths.base import FrameStream, Front, OpenRequest
+from zerocopy.pipeline.delivered import Delivered
 from zerocopy.pipeline.events import Event, FrameDone, InputBegin, InputOutcome, RunResult
 from zerocopy.pipeline.inputs import input_events
 from zerocopy.pipeline.parallel import Reopen
@@ -103,6 +104,7 @@ class Pipeline:
         self.planned = config  # as resolved before compiling; `config` adds what compiling tells (`nireq`)
         self.config = config
         self.stop_event = stop_event or threading.Event()
+        self.delivered = Delivered()  # which frames the stages have seen, per input (a file's gate waits on it)
         self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
         self.open_inputs = OpenInputs()  # open now: stop() interrupts their reading
         self.steps = StepTimes()  # each frame's decode, preprocess, inference and postprocess times
@@ -112,11 +114,10 @@ class Pipeline:
         self.va = models.va_session(front.name, config.va_device) if models is not None else VASession(config.va_device)
         self._context = None
         self.clock: RunClock | None = None
-        self.setup_s = 0.0
+        self.setup_s, self.skipped = 0.0, 0  # and the frames --detect-fps left out
         self.outcomes: list[InputOutcome] = []
         self.interrupted = False
         self.latency = Distribution()  # arrival → result, ms
-        self.skipped = 0  # frames --detect-fps left out
         self.per_input: list[InputSettings] = []  # each input's own settings (`input_settings.INPUT_SETTINGS`)
         self.cameras: list[str] = []  # each input's name in events
 
@@ -151,11 +152,14 @@ class Pipeline:
         unbound = self.model.batch + 2 + self.feeder_depth + 1
         if self.stop_event.is_set():
             self.abandon.set()
-        config = self._own(input).of_run(self.config)
-        stream = self.front.open(source, OpenRequest(model=self.model, config=config, va=self.va,
+        self.delivered.reset(input)
+        stream = self.front.open(source, OpenRequest(model=self.model, config=self._own(input).of_run(self.config),
+                                                     va=self.va,
                                                      keep_images=self.keep_images, every_picture=self.every_picture,
                                                      unbound=unbound, stop=self.abandon, keep_source=self.after.crops,
-                                                     busy=lambda: self.after.busy(input)))
+                                                     busy=lambda t: self.after.busy(input, t),
+                                                     ends_due=lambda: self.after.ends_due(input),
+                                                     settle=self.delivered.settler(input, self.abandon)))
         self.open_inputs.add(input, stream)
         if self.stop_event.is_set():  # stopped while it was opening
             self.stop()
@@ -268,6 +272,7 @@ class Pipeline:
             dets = self.model.postprocessor(r.outputs, r.frame.geometry)
         decoded_s = time.perf_counter() - t0
         chained = self.after(r.frame, dets, input, self.stage_failed)
+        self.delivered.mark(input, r.frame.index)
         now = time.perf_counter()
         outcome.frames += 1
         outcome.ended = now

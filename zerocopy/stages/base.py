@@ -27,6 +27,7 @@ detections through them in turn (`StageChain`); it knows nothing of what any of 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -103,7 +104,9 @@ class Stage(Protocol):
 
     def amend(self, events: list, input: int) -> list: ...
 
-    def busy(self, input: int) -> bool: ...
+    def busy(self, input: int, t: float | None = None) -> bool: ...
+
+    def ends_due(self, input: int) -> float: ...
 
     def end(self, input: int) -> list: ...
 
@@ -143,10 +146,16 @@ class StageBase:
         unchanged by default."""
         return events
 
-    def busy(self, input: int) -> bool:
-        """Whether this input's next frames must be inferred whatever the motion gate sees (a tracked object
-        moving): asked from the input's feeder thread, so it reads only what a frame left behind. No by default."""
+    def busy(self, input: int, t: float | None = None) -> bool:
+        """Whether this input's frame at media time `t` (None: the last seen) must be inferred whatever the motion
+        gate sees (a tracked object moving): asked from the input's feeder thread, so it reads only what a frame
+        left behind. No by default."""
         return False
+
+    def ends_due(self, input: int) -> float:
+        """The media time from which an object of this input waits for an inferred frame to make its `end` (the
+        motion gate infers the first keyframe from then on; any thread, as `busy`). Never by default."""
+        return math.inf
 
     def end(self, input: int) -> list:
         return []

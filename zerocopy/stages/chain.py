@@ -3,6 +3,7 @@ is said (as the path's, before it is committed; as the run's after)."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -95,9 +96,14 @@ class StageChain:
             frame.source = None
         return Chained(detections if detections is not None else Detections.empty(), events, untimed)
 
-    def busy(self, input: int) -> bool:
-        """Whether a stage needs this input's next frames inferred whatever the motion gate sees (any thread)."""
-        return any(stage.busy(input) for stage in self.stages)
+    def busy(self, input: int, t: float | None = None) -> bool:
+        """Whether a stage needs this input's frame at media time `t` (None: the next) inferred whatever the motion
+        gate sees (any thread)."""
+        return any(stage.busy(input, t) for stage in self.stages)
+
+    def ends_due(self, input: int) -> float:
+        """The media time from which a stage waits for an inferred frame of this input (any thread)."""
+        return min((stage.ends_due(input) for stage in self.stages), default=math.inf)
 
     def release(self) -> None:
         for stage in self.stages:

@@ -12,11 +12,12 @@ topic said `OFF` (or nothing yet), `OFF` (not retained) only once `--motion-off-
 `motion.mqtt_off_delay`, 30 by default) passed without motion, or when the input ends. The figures
 (`MotionState.measure`: `zerocopy_motion_active`, …) follow the gate's own reading, frame by frame.
 
-`busy(input)` is what the gate asks before skipping a frame: True while a tracked object moved (its box's centre
+`busy(input, t)` is what the gate asks before skipping a frame: True while a tracked object moved (its box's centre
 moved more than `MOVED_SHARE` of the box's size since the position it was last seen moving from) in the last
-`MOVING_S` seconds, or while an object unseen for more than `max_lost` seconds still waits for the inferred frame
-that makes its `end` (the gate would otherwise leave it open until the next keepalive). It reads two numbers a
-frame leaves behind, so a feeder thread may call it while the main thread runs the stage.
+`MOVING_S` seconds. `ends_due(input)`: from when an object unseen for more than `max_lost` seconds waits for the
+inferred frame that makes its `end` (the gate infers the first keyframe from then on; it would otherwise leave it
+open until the next keepalive). Both read numbers a frame leaves behind, so a feeder thread may call them while the
+main thread runs the stage.
 """
 
 from __future__ import annotations
@@ -275,12 +276,18 @@ class MotionStage(StageBase):
         gone = [seen for k, seen in live.last_seen.items() if k not in here]
         live.end_due = min(gone) + self.max_lost if gone else math.inf
 
-    def busy(self, input: int) -> bool:
-        """Whether the gate of `input` should infer: a tracked object of it moves, or one is due to end."""
+    def busy(self, input: int, t: float | None = None) -> bool:
+        """Whether the gate of `input` should infer its frame at media time `t` (None: the last one seen): a
+        tracked object of it moves."""
         live = self._live.get(input)
         if live is None or live.t is None:
             return False
-        return live.t < live.busy_until or live.t > live.end_due
+        return (live.t if t is None else t) < live.busy_until
+
+    def ends_due(self, input: int) -> float:
+        """The media time from which an unseen object of `input` waits for an inferred frame to make its `end`."""
+        live = self._live.get(input)
+        return math.inf if live is None else math.nextafter(live.end_due, math.inf)  # (ends once past max_lost)
 
     def all_motion(self, input: int) -> bool:
         """Whether `input`'s scene is all motion now (see the module; a gauge)."""

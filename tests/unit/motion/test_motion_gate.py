@@ -3,7 +3,7 @@
 from motionscenes import SOURCE, Scene
 
 from zerocopy.motion.detector import CALIBRATE_S
-from zerocopy.motion.gate import MEASURE_EVERY_S, Luma, MotionGate, MotionSpec
+from zerocopy.motion.gate import KEYFRAME_WAIT_S, MEASURE_EVERY_S, Luma, MotionGate, MotionSpec
 from zerocopy.paths.rate import DetectRate
 
 FPS = 30.0
@@ -90,7 +90,7 @@ def test_motion_is_measured_on_the_frames_due_and_at_least_every_fifth_of_a_seco
 
 def test_busy_makes_every_due_frame_inferred():
     busy = [False]
-    g = gate(detect_fps=5, busy=lambda: busy[0])
+    g = gate(detect_fps=5, busy=lambda t: busy[0])
     verdicts(g, Scene(), range(60))
     assert not any(v.infer for _, v in verdicts(g, Scene(), range(60, 90)))
     busy[0] = True
@@ -118,3 +118,39 @@ def test_a_live_input_silent_for_seconds_calibrates_again():
         g(i, i / FPS, Luma(picture, *SOURCE), arrived=100.0 + i / FPS)
     v = g(60, 60 / FPS, Luma(picture, *SOURCE), arrived=110.0)  # timestamps carried on, the wall clock jumped
     assert g.recalibrations == 1 and v.infer and v.motion.calibrating
+
+
+class KeyLuma:
+    """A luma picture that says whether its frame is a keyframe, as PyAV's frames do (`key_frame`)."""
+
+    def __init__(self, luma: Luma, key_frame: bool):
+        self.luma, self.key_frame = luma, key_frame
+
+
+def keyed(key_every_s: float, keepalive: float = 3.0, ends_due=None) -> tuple[MotionGate, list[float]]:
+    """A still scene through a gate (--detect-fps 5) whose frames say a keyframe comes every `key_every_s`: the
+    media times inferred after calibration."""
+    spec = MotionSpec(luma=lambda k: k.luma, keepalive=keepalive, ends_due=ends_due)
+    g = MotionGate(spec, FPS, DetectRate(5, FPS))
+    picture, _ = Scene().picture(0)
+    every = round(key_every_s * FPS)
+    inferred = [i / FPS for i in range(round(20 * FPS))
+                if g(i, i / FPS, KeyLuma(Luma(picture, *SOURCE), i % every == 0)).infer]
+    return g, [t for t in inferred if t > CALIBRATE_S]
+
+
+def test_a_keepalive_waits_for_the_next_keyframe_where_they_come_often():
+    _, times = keyed(key_every_s=2.0)
+    assert times == [4.0, 8.0, 12.0, 16.0]  # due 3 s after calibration (~1 s), then 3 s after each: the next keyframe
+
+
+def test_a_keepalive_does_not_wait_where_keyframes_are_far_apart():
+    _, times = keyed(key_every_s=8.0)
+    assert len(times) == 6 and all(abs(b - a - 3.0) < 0.25 for a, b in zip(times, times[1:], strict=False)), times
+
+
+def test_an_end_due_is_inferred_on_the_first_keyframe_from_then():
+    _, times = keyed(key_every_s=2.0, keepalive=100.0, ends_due=lambda: 5.1)
+    # each keyframe while the stages say it has not ended (here: never); KEYFRAME_WAIT_S after, every due frame
+    assert [t for t in times if t < 5.1 + KEYFRAME_WAIT_S] == [6.0, 8.0, 10.0]
+    assert [t for t in times if t >= 5.1 + KEYFRAME_WAIT_S] == [round(i / 5, 1) for i in range(51, 100)]

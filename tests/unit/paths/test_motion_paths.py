@@ -65,7 +65,7 @@ def test_the_gate_infers_while_people_walk_and_skips_the_still_scene(walks, mode
 @pytest.mark.parametrize("front", [SoftwareFront(), BaselineFront()], ids=lambda f: f.name)
 def test_busy_infers_every_due_frame(walks, models, front):
     clip, _ = walks
-    frames = frames_of(front, clip, models[front.input_kind], busy=lambda: True, detect_fps=5, motion=True)
+    frames = frames_of(front, clip, models[front.input_kind], busy=lambda t: True, detect_fps=5, motion=True)
     rate = DetectRate(5, FPS)
     assert [f.inferred for f in frames] == [rate.take(f.index, f.pts) for f in frames]
 

@@ -3,6 +3,8 @@ object moving, or one due to end. Fed frames as a path makes them (the detector'
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -91,19 +93,26 @@ def test_a_tracked_object_moving_makes_the_input_busy_until_it_stops():
     assert not stage.busy(0)  # predicted boxes of frames not inferred do not count
 
 
-def test_an_object_gone_keeps_the_input_busy_until_the_frame_that_ends_it():
+def test_an_object_gone_says_from_when_its_end_waits_for_an_inferred_frame_until_that_frame():
     stage = begun(MotionStage(max_lost=2.0))
+    assert stage.ends_due(0) == math.inf
     stage(frame(0, STILL), tracked((1, 100, 100), (2, 300, 100)), 0)
     for i in range(1, 12):
         stage(frame(i, STILL), tracked((2, 300, 100)), 0)  # 1 is gone
         assert stage.busy(0) is (i < MOVING_S * FPS)  # both counted as moving for a second after they were new
-    for i in range(12, 21):
+        assert 2.0 < stage.ends_due(0) < 2.0 + 1e-9  # past max_lost (2 s) after it was last seen, at 0
+    for i in range(12, 22):
         stage(frame(i, STILL, inferred=False, skipped_by="motion"), None, 0)
-    assert not stage.busy(0)  # 2.0 s unseen: not more than max_lost yet
-    stage(frame(21, STILL, inferred=False, skipped_by="motion"), None, 0)
-    assert stage.busy(0)  # 2.1 s: its `end` waits for an inferred frame
+    assert not stage.busy(0) and not stage.busy(0, 2.1)  # an end due is not motion: the gate infers a keyframe
+    assert stage.ends_due(0) <= 2.1
     stage(frame(22, STILL), tracked((2, 300, 100)), 0)  # that frame: the tracking stage ended it
-    assert not stage.busy(0)
+    assert stage.ends_due(0) == math.inf
+
+
+def test_busy_at_a_time_reads_what_the_inferred_frames_left():
+    stage = begun(MotionStage())
+    stage(frame(0, STILL), tracked((1, 100, 100)), 0)  # new: moving for MOVING_S from 0
+    assert stage.busy(0, MOVING_S - 0.05) and not stage.busy(0, MOVING_S + 0.05)
 
 
 def test_inputs_are_apart_and_a_restart_forgets_the_objects():
