@@ -177,7 +177,8 @@ class RunConfig:
         (), MASKS, "with --motion: a polygon where motion is ignored (a timestamp overlay, trees), repeatable",
         "x1,y1,x2,y2,x3,y3,...", per_input=True)
     motion_keepalive: float = setting(10.0, SECONDS, "with --motion: infer at least once this often even when "
-                                      "nothing moves", "SECONDS", per_input=True)
+                                      "nothing moves (on the next keyframe, if one comes within 5 s)", "SECONDS",
+                                      per_input=True)
     motion_off_delay: float = setting(30.0, DELAY, "with --motion and --publish: CAMERA/motion says ON when motion "
                                       "starts and OFF only after this long without motion (Frigate's "
                                       "motion.mqtt_off_delay)", "SECONDS", per_input=True)

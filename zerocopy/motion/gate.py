@@ -172,21 +172,18 @@ class MotionGate:
         due = self.due is None or self.due.take(index, pts)
         return Gated(False, self._motion or Motion(), "motion" if due else "detect_fps")
 
-    def wants_frames(self) -> bool:
-        """Whether the frames after the last one judged should be decoded: the last measurement saw motion (or
-        calibrated, or the whole scene changing), motion waits for its inference, the keepalive is due, or `busy()`."""
+    def wants_frames(self) -> tuple[bool, float]:
+        """Whether the frames after the last one judged should be decoded (the last measurement saw motion, or
+        calibrated, or the whole scene changing; motion waits for its inference; `busy()`; a keepalive or an end that
+        found no keyframe in `KEYFRAME_WAIT_S`), and the media time from which they will be whatever motion shows."""
+        wanted_from = self._timed_from() + self._key_wait
         m = self._motion
         if m is None or m.moving or m.calibrating or m.whole_scene or self._seen:
-            return True
+            return True, wanted_from
         if self._inferred is None or self._last is None:
-            return True
+            return True, wanted_from
         t = self._last[0]
-        return t >= self.wanted_from() or self.busy(t)
-
-    def wanted_from(self) -> float:
-        """The media time from which the frames are wanted whatever motion shows: a keepalive or an end that found
-        no keyframe (`KEYFRAME_WAIT_S`)."""
-        return self._timed_from() + self._key_wait
+        return t >= wanted_from or self.busy(t), wanted_from
 
     def _settled(self) -> None:
         """On a file, once the stages saw the last frame inferred before the one being judged (that one is not

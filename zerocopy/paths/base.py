@@ -178,7 +178,8 @@ class PreparedStream:
             t0 = time.perf_counter()
             choice = self._choose(index, picture, pts, decoded.arrived)
             if self.demand is not None and self.gate is not None:
-                self.demand.judge(self.gate.wants_frames(), frame_time(index, pts, self.rate), self.gate.wanted_from())
+                wanted, wanted_from = self.gate.wants_frames()
+                self.demand.judge(wanted, frame_time(index, pts, self.rate), wanted_from)
                 if choice.infer:
                     self.demand.inferred()
             if g is not None and not choice.infer:
@@ -197,8 +198,8 @@ class PreparedStream:
     def _undecoded(self, index: int, decoded: Any, g: Geometry) -> PreparedFrame:
         assert self.gate is not None and self.demand is not None
         choice = self.gate.passed(index, decoded.pts, decoded.arrived)
-        self.demand.judge(self.gate.wants_frames(), frame_time(index, decoded.pts, self.rate),
-                          self.gate.wanted_from())
+        wanted, wanted_from = self.gate.wants_frames()
+        self.demand.judge(wanted, frame_time(index, decoded.pts, self.rate), wanted_from)
         return PreparedFrame(index=index, pts=decoded.pts, width=g.src_w, height=g.src_h, geometry=g, inputs={},
                              decode_ms=decoded.decode_ms, preprocess_ms=0.0, picture=None, arrived=decoded.arrived,
                              inferred=False, motion=choice.motion, skipped_by=choice.skipped_by)

@@ -8,7 +8,17 @@ import threading
 
 import numpy as np
 
-from zerocopy.decode.gate import CLOSE, CLOSE_AFTER_S, DECODE, KEEP, OPEN, DecodeGate, Demand, SizeBaseline
+from zerocopy.decode.gate import (
+    CLOSE,
+    CLOSE_AFTER_S,
+    DECODE,
+    KEEP,
+    OPEN,
+    DecodeGate,
+    Demand,
+    SizeBaseline,
+    percentile,
+)
 
 GOP = 30
 
@@ -109,3 +119,9 @@ def test_the_decoder_waits_for_the_consumers_verdict_and_stops_waiting_when_stop
     assert done == [True]
     stop.set()
     assert demand.settled(3, stop) is False
+
+
+def test_the_baseline_percentile_is_numpys():
+    for values in ([5], [3, 1], [1800, 1650, 2210, 1700, 1500, 1990, 1720, 1802], list(range(7))):
+        for q in (0, 25, 50, 75, 100):
+            assert abs(percentile(values, q) - float(np.percentile(values, q))) < 1e-9, (values, q)
