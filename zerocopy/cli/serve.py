@@ -22,6 +22,7 @@ from zerocopy.cli.runtime import stop_on_signals
 from zerocopy.redaction import masking
 from zerocopy.serve.config import ServeConfigError, load_config
 from zerocopy.serve.engine import Engine
+from zerocopy.serve.heap import pin_thresholds
 from zerocopy.serve.http import StatusServer
 from zerocopy.serve.status import CameraState
 from zerocopy.serve.storage_config import short_cap
@@ -122,6 +123,7 @@ def stamped_stderr() -> Iterator[None]:
 
 def _serve(config, say: Callable[[str], None]) -> int:
     """Run the checked `config` until SIGTERM or Ctrl-C; the exit code."""
+    pin_thresholds()  # before the first camera opens: its arenas never keep what large blocks freed (serve/heap.py)
     stop = threading.Event()
     with stop_on_signals(stop.set) as stopped:
         engine = Engine.of(config, say)
