@@ -4,12 +4,15 @@ open, quiet, opening or closing, on any path (`skip_frame` is the codec context'
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import av
 
 from zerocopy.decode.gate import CLOSE, DECODE, KEEP, KEYFRAME, OPEN, DecodeGate, Demand, GateReport
+
+HOLD_S = 1.0  # a frame left undecoded is given this long (media time) after it: the gate may open on it meanwhile
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,22 +29,27 @@ class Out:
 class GatedCodec:
     """Feeds a stream's codec context as the gate decides (`feed(packet, read_at)` → the frames now due, in order).
 
-    While quiet it keeps every packet since the last keyframe and gives the frames after the keyframe only when the
-    next keyframe comes, so that the gate may still open on them (`DecodeGate`: `OPEN` decodes the kept packets from
-    the keyframe on, and gives the frames not given yet decoded); a keyframe decodes alone (the codec drained, then
-    flushed: its frame threads hold no frame back), with `skip_frame = "NONKEY"`. Frames given before (the keyframe
-    decoded again at a catch-up) are decoded for their references and not given twice."""
+    While quiet it keeps every packet since the last keyframe and gives each frame after the keyframe undecoded only
+    `HOLD_S` of media time after it (or at the next keyframe), so that the gate may still open on it (`DecodeGate`:
+    `OPEN` decodes the kept packets from the keyframe on, and gives the frames not given yet decoded) while the
+    frames still flow on, a second late at most, whatever the keyframe interval; a keyframe decodes alone (the codec
+    drained, then flushed: its frame threads hold no frame back), with `skip_frame = "NONKEY"`. Frames given before
+    (the keyframe decoded again at a catch-up) are decoded for their references and not given twice."""
 
     def __init__(self, codec: av.VideoCodecContext, time_base, demand: Demand, stop: threading.Event, name: str,
-                 report: GateReport | None = None):
+                 report: GateReport | None = None, offset: Callable[[], float] = lambda: 0.0):
         self.codec, self.time_base, self.stop, self.name = codec, time_base, stop, name
+        self.offset = offset  # what the decoder adds to the stream's times (after a reconnection): the consumer's clock
         self.gate = DecodeGate(demand, report, name)
         self.report = self.gate.report
         self.demand = demand
         self._gop: list[av.Packet] = []  # the packets since the last keyframe (while the gate runs)
         self._kept: list[Out] = []  # the frames of the packets kept while quiet, not given yet
         self._read_at: dict[int, float] = {}  # when each kept packet was read, by pts
-        self._last: int | None = None  # the pts of the last frame given
+        # frames a catch-up decodes again that were given before: the first this many it decodes (frames come out
+        # in packet order: no B-frames here). Counted, not compared by timestamp: a stream's clock may go back (a
+        # loop, MPEG-TS's 26.5-hour wrap)
+        self._skip = 0
         self.given = 0  # frames given so far
 
     def _off(self, why: str) -> None:
@@ -62,7 +70,7 @@ class GatedCodec:
         if quiet_keyframe and not self.demand.settled(self.given, self.stop):  # the verdict on the keyframe before
             return []
         t = float(packet.pts * self.time_base) if packet.pts is not None else None
-        action = self.gate.packet(packet.size, packet.is_keyframe, t)
+        action = self.gate.packet(packet.size, packet.is_keyframe, None if t is None else t + self.offset())
         if action == DECODE:
             if self.report.off is None:
                 self._keep_packet(packet)
@@ -75,7 +83,7 @@ class GatedCodec:
             return out
         if action == KEEP:
             self._hold(packet, read_at)
-            return []
+            return self._give_kept(t) if t is not None else []
         if action == KEYFRAME:
             out = self._give_kept()
             self.codec.flush_buffers()
@@ -97,15 +105,21 @@ class GatedCodec:
         self._read_at[packet.pts] = read_at
         self._kept.append(Out(None, packet.pts, float(packet.pts * self.time_base), read_at))  # kept: pts not None
 
-    def _give_kept(self) -> list[Out]:
-        out, self._kept = self._kept, []
+    def _give_kept(self, now: float | None = None) -> list[Out]:
+        """The kept frames, undecoded: all of them, or (at the stream's time `now`) those `HOLD_S` or more before it
+        and those after it (the stream's clock went back: they came before)."""
+        if now is None:
+            out, self._kept = self._kept, []
+        else:
+            n = next((i for i, k in enumerate(self._kept[:-1]) if now - HOLD_S < k.time <= now), len(self._kept) - 1)
+            out, self._kept = self._kept[:n], self._kept[n:]
         self.given += len(out)
-        if out:
-            self._last = out[-1].pts if self._last is None else max(self._last, out[-1].pts)
         return out
 
     def _catch_up(self, packet: av.Packet, read_at: float) -> list[Out]:
-        """Decode the kept packets from the last keyframe on (this one after them), full speed."""
+        """Decode the kept packets from the last keyframe on (this one after them), full speed: those of the frames
+        given (the keyframe, those `HOLD_S` old) for the others' references only."""
+        self._skip = len(self._gop) - len(self._kept)
         self._kept.clear()
         self.codec.flush_buffers()
         self.codec.skip_frame = "DEFAULT"
@@ -127,10 +141,9 @@ class GatedCodec:
         out = []
         for frame in frames:
             pts = frame.pts
-            if pts is not None and self._last is not None and pts <= self._last:
+            if self._skip > 0:
+                self._skip -= 1
                 continue
-            if pts is not None:
-                self._last = pts
             at = self._read_at.get(pts, read_at) if pts is not None else read_at
             out.append(Out(frame, pts, float(frame.time) if frame.time is not None else None, at))
         self.given += len(out)

@@ -197,7 +197,7 @@ class PyAVDecoder:
         packets = self.container.demux(self.stream)
         if self._demand is not None:  # a reopened stream is calibrated again (the report goes on)
             self._gated = GatedCodec(codec, self.stream.time_base, self._demand, self._stopping,
-                                     redact_text(self.path), self.damage.gate)
+                                     redact_text(self.path), self.damage.gate, offset=lambda: self._timeline.offset)
         while True:
             if self._stopping.is_set():
                 return None

@@ -110,6 +110,12 @@ class Timeline:
             self._gap_from = self.last_frame_at if self.last_frame_at is not None else time.perf_counter()
         return self._gap_from
 
+    @property
+    def offset(self) -> float:
+        """What `stamp` adds to the stream's timestamps now (after a reconnection: where the stream's clock restarted
+        against ours)."""
+        return self._pts_offset
+
     def stamp(self, pts: float | None, now: float) -> float | None:
         """A frame delivered at `now` (perf_counter) with the stream's `pts`: its pts on this timeline."""
         if self._gap_from is not None:  # the first frame after a reconnection
