@@ -6,13 +6,17 @@
 set -uo pipefail
 python=$1; shift
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-"$python" -m pytest -q -rfEs -m soak -p no:cacheprovider "$@" >"$log" 2>&1 &
+soak=
+# a background job ignores Ctrl-C: on any way out, stop it and what it started (serve, the broker), its own group
+trap '[ -n "$soak" ] && kill -TERM -- "-$soak" 2>/dev/null; wait 2>/dev/null; rm -f "$log"' EXIT
+trap 'exit 130' INT TERM
+setsid "$python" -m pytest -q -rfEs -m soak -p no:cacheprovider "$@" >"$log" 2>&1 &
 soak=$!
 "$python" -m pytest -q -rfEs -m "serial and not soak" --durations=5 "$@"
 rest=$?
 wait "$soak"
 soaked=$?
+soak=
 echo "--- the serve soak (-m soak), run beside them:"
 cat "$log"
 # a selection (PYTEST_ARGS="-k ...") may leave one of the two runs without tests (pytest's 5); not both

@@ -176,12 +176,11 @@ class MotionGate:
         """Whether the frames after the last one judged should be decoded (the last measurement saw motion, or
         calibrated, or the whole scene changing; motion waits for its inference; `busy()`; a keepalive or an end that
         found no keyframe in `KEYFRAME_WAIT_S`), and the media time from which they will be whatever motion shows."""
-        wanted_from = self._timed_from() + self._key_wait
         m = self._motion
-        if m is None or m.moving or m.calibrating or m.whole_scene or self._seen:
-            return True, wanted_from
-        if self._inferred is None or self._last is None:
-            return True, wanted_from
+        if m is None or m.moving or m.calibrating or m.whole_scene or self._seen or self._inferred is None \
+                or self._last is None:
+            return True, math.inf  # (asked nothing of the stages: a file's feeder waits on no result here)
+        wanted_from = self._timed_from() + self._key_wait
         t = self._last[0]
         return t >= wanted_from or self.busy(t), wanted_from
 

@@ -101,8 +101,7 @@ class Pipeline:
         self.after = StageChain(stages)
         # an image-to-image model's output over the frame (`text-map`); None for a detector
         self.maps = frame_map(model.spec.postprocess, model.spec.name, model.output_shapes)
-        self.planned = config  # as resolved before compiling; `config` adds what compiling tells (`nireq`)
-        self.config = config
+        self.planned = self.config = config  # as resolved before compiling; `config` adds what compiling tells
         self.stop_event = stop_event or threading.Event()
         self.delivered = Delivered()  # which frames the stages have seen, per input (a file's gate waits on it)
         self.abandon = threading.Event()  # set by a stop or the end of a run: opens still waiting give up
@@ -112,11 +111,10 @@ class Pipeline:
         self.scheduler: InferenceScheduler | None = None
         # one VA device (and remote context) for all of a run's inputs
         self.va = models.va_session(front.name, config.va_device) if models is not None else VASession(config.va_device)
-        self._context = None
         self.clock: RunClock | None = None
         self.setup_s, self.skipped = 0.0, 0  # and the frames --detect-fps left out
         self.outcomes: list[InputOutcome] = []
-        self.interrupted = False
+        self._context, self.interrupted = None, False
         self.latency = Distribution()  # arrival → result, ms
         self.per_input: list[InputSettings] = []  # each input's own settings (`input_settings.INPUT_SETTINGS`)
         self.cameras: list[str] = []  # each input's name in events
@@ -261,29 +259,31 @@ class Pipeline:
     def done(self, r: Result, outcome: InputOutcome, input: int = 0) -> FrameDone:
         """A frame's result: its outputs decoded, then through the stages (a frame `--detect-fps` left out, with
         no outputs, through those that see such frames: the tracks' predicted boxes, or none)."""
-        t0 = time.perf_counter()
-        dets: Detections | None = None
-        if r.outputs is None:
-            self.skipped += 1
-        elif self.maps is not None:  # an image-to-image model: its map is the frame's result
-            r.frame.output, dets = self.maps(r.outputs, r.frame.geometry), Detections.empty()
-        else:
-            assert self.model.postprocessor is not None
-            dets = self.model.postprocessor(r.outputs, r.frame.geometry)
-        decoded_s = time.perf_counter() - t0
-        chained = self.after(r.frame, dets, input, self.stage_failed)
-        self.delivered.mark(input, r.frame.index)
-        now = time.perf_counter()
-        outcome.frames += 1
-        outcome.ended = now
-        if r.outputs is not None:
-            post_ms = (decoded_s + chained.untimed) * 1e3  # with the stages that do not time themselves
-            self.steps.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
-            self.detections += len(chained.detections)
-            if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
-                self.latency.add((now - r.frame.arrived) * 1e3)
-        return FrameDone(source=outcome.source, frame=r.frame, detections=chained.detections, input=input,
-                         events=tuple(chained.events))
+        try:
+            t0 = time.perf_counter()
+            dets: Detections | None = None
+            if r.outputs is None:
+                self.skipped += 1
+            elif self.maps is not None:  # an image-to-image model: its map is the frame's result
+                r.frame.output, dets = self.maps(r.outputs, r.frame.geometry), Detections.empty()
+            else:
+                assert self.model.postprocessor is not None
+                dets = self.model.postprocessor(r.outputs, r.frame.geometry)
+            decoded_s = time.perf_counter() - t0
+            chained = self.after(r.frame, dets, input, self.stage_failed)
+            now = time.perf_counter()
+            outcome.frames += 1
+            outcome.ended = now
+            if r.outputs is not None:
+                post_ms = (decoded_s + chained.untimed) * 1e3  # with the stages that do not time themselves
+                self.steps.add(r.frame.decode_ms, r.frame.preprocess_ms, r.inference_ms, post_ms)
+                self.detections += len(chained.detections)
+                if r.frame.arrived is not None:  # a live or paced input: from its arrival to its result
+                    self.latency.add((now - r.frame.arrived) * 1e3)
+            return FrameDone(source=outcome.source, frame=r.frame, detections=chained.detections, input=input,
+                             events=tuple(chained.events))
+        finally:  # a frame whose stages failed is seen too: a feeder waiting on it goes on
+            self.delivered.mark(input, r.frame.index)
 
     def events(self, sources: Sequence[str], max_frames: int | None = None, cameras: Sequence[str] | None = None,
                per_input: Sequence[InputSettings] | None = None, reopen: Reopen | None = None) -> Iterator[Event]:
@@ -316,7 +316,6 @@ class Pipeline:
         """Release the requests and the compiled model, then the VA device they may use, unless their owner
         (`models`) keeps them for the next run (idempotent)."""
         self.drop_scheduler()
-        self._context = None
         self.after.release()
         self.model.release()
         if self.models is None:

@@ -9,11 +9,12 @@ frame it sent to inference; a live input does not wait (its frames come as they 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
 
-SETTLE_S = 10.0  # the longest a feeder waits for a frame's result (a result that never comes: it goes on)
+SETTLE_S = 10.0  # the longest a feeder waits for one frame's result (then it goes on as if it had come)
 
 
 class Delivered:
@@ -22,7 +23,7 @@ class Delivered:
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._last: dict[int, int] = {}
+        self._last: dict[int, float] = {}
 
     def reset(self, input: int) -> None:
         """The input opens (again): its frames are counted from 0."""
@@ -36,9 +37,15 @@ class Delivered:
                 self._last[input] = index
                 self._cond.notify_all()
 
+    def release(self, input: int) -> None:
+        """The input's frames will not all be seen (it failed): no wait on them until it opens again."""
+        with self._cond:
+            self._last[input] = math.inf
+            self._cond.notify_all()
+
     def settler(self, input: int, stop: threading.Event) -> Callable[[int], None]:
         """`settle(index)`: return once the stages have seen frame `index` of `input` (or `stop` is set, or
-        `SETTLE_S` passed)."""
+        `SETTLE_S` passed: then the frame counts as seen, so that it is not waited on again)."""
 
         def settle(index: int) -> None:
             deadline = time.monotonic() + SETTLE_S
@@ -46,6 +53,7 @@ class Delivered:
                 while self._last.get(input, -1) < index and not stop.is_set():
                     left = deadline - time.monotonic()
                     if left <= 0:
+                        self._last[input] = index
                         return
                     self._cond.wait(min(0.05, left))
 

@@ -166,6 +166,7 @@ class _Merge:
         except InferenceError as e:
             self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
             self.feeders[i].end_opening(self.opening[i])
+            self.p.delivered.release(i)  # its frames before may never be seen: its feeder waits on none
             self.p.scheduler.discard()  # a queue that saw a failure is replaced
             self.p.drop_scheduler()
             return
@@ -191,6 +192,7 @@ class _Merge:
             except InferenceError as e:  # its region models failed on this frame: that input ends with it
                 self.outcomes[i].error = redact_text(f"{self.outcomes[i].source}: {e}")
                 self.feeders[i].end_opening(self.opening[i])
+                self.p.delivered.release(i)
                 continue
             yield done
 
@@ -237,6 +239,7 @@ class _Merge:
                         self.outstanding[i] -= 1
                         self.outcomes[i].error = self.outcomes[i].error or f"{self.outcomes[i].source}: {e}"
                         self.feeders[i].end_opening(self.opening[i])
+                        self.p.delivered.release(i)
         old.discard()  # fully drained: `owner` now holds only frames not yet submitted
         self.p.drop_scheduler()
         # an open input's stream, else (all between reopenings) the last ended one's: its context and bridge serve

@@ -11,6 +11,7 @@ from zerocopy.frames import PreparedFrame
 from zerocopy.infer.model import WrappedModel
 from zerocopy.infer.queue import InferenceScheduler, Result
 from zerocopy.paths.base import FrameStream
+from zerocopy.pipeline.delivered import Delivered
 from zerocopy.pipeline.events import FrameDone, InputBegin, InputOutcome
 
 
@@ -24,6 +25,7 @@ class RunLoop(Protocol):
     stop_event: threading.Event  # a stop: read no more, let the frames in flight finish
     abandon: threading.Event  # opens still waiting give up
     feeder_depth: int  # frames each input's feeder may prepare ahead
+    delivered: Delivered  # which frames the stages have seen (a file's feeder may wait on one)
 
     def open(self, source: str, input: int = 0) -> FrameStream: ...
 

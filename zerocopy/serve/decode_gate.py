@@ -25,6 +25,8 @@ def setting_off(run: RunConfig) -> str | None:
         return "motion = false (the decode gate follows the motion gate)"
     if run.decode_gate == "off":
         return "decode_gate = off"
+    if run.draw_motion:
+        return "draw_motion = true (motion is measured on every frame)"
     return None
 
 

@@ -70,3 +70,13 @@ def test_metrics_say_what_each_cameras_decode_gate_did_and_why_one_is_off(tmp_pa
     assert scrape(engine)[("zerocopy_camera_decode_gate_off", "front", CBR)] == 1.0
     det.damage[0] = DamageReport()  # an opening the gate could not run on
     assert engine.cameras()[0].decode_gate.off == NOT_GATED
+
+
+def test_the_settings_that_keep_every_frame_decoded_are_named():
+    from zerocopy.config import RunConfig
+    from zerocopy.serve.decode_gate import setting_off
+
+    assert setting_off(RunConfig(motion=True)) is None
+    assert "motion = false" in setting_off(RunConfig(motion=False))
+    assert setting_off(RunConfig(motion=True, decode_gate="off")) == "decode_gate = off"
+    assert "draw_motion" in setting_off(RunConfig(motion=True, draw_motion=True))  # not "its decoder cannot"
