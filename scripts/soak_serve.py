@@ -175,7 +175,10 @@ class Soak:
         lifetime = self.duration + 600
         self.servers["ends"] = LiveServer(make_mkv_clip(work / "ends.mkv", seconds=self.args.end_every), "http",
                                           lifetime=lifetime, sized=True)
-        clip = make_ts_clip(work / "face.ts", seconds=4.0, fps=25, width=320, height=180)
+        # ~117 KB/s, not x264's default ~38: FFmpeg's MPEG-TS demuxer keeps a seek-back buffer of `probesize` (5 MB)
+        # for a stream it cannot seek, its pages touched as the stream passes and given back once full; at 38 KB/s
+        # that took 127 s, the whole 2-minute soak's measured stretch, and read as growth (docs/scale-out.md)
+        clip = make_ts_clip(work / "face.ts", seconds=4.0, fps=25, width=320, height=180, crf=8)
         self.servers |= {n: LiveServer(clip, "http", lifetime=lifetime, loops=10**6) for n in self.names[1:]}
         if not self.args.no_broker:
             from broker import Broker, Subscriber

@@ -30,9 +30,11 @@ LOOPBACK = "127.0.0.1"
 
 
 def make_ts_clip(path: str | Path, seconds: float = 2.0, fps: int = 25, width: int = 320, height: int = 180,
-                 keyint: int | None = None) -> Path:
-    """A small H.264 MPEG-TS clip of a real photo (zerocopy.samples); `keyint`: frames between keyframes."""
+                 keyint: int | None = None, crf: int | None = None) -> Path:
+    """A small H.264 MPEG-TS clip of a real photo (zerocopy.samples); `keyint`: frames between keyframes; `crf`:
+    x264's quality (lower: more bytes a second)."""
     options = (("g", str(keyint)),) if keyint else ()
+    options += (("crf", str(crf)),) if crf is not None else ()
     spec = ClipSpec(width=width, height=height, frames=int(round(seconds * fps)), fps=fps, options=options)
     write_clip(path, spec, container_format="mpegts")
     return Path(path)
