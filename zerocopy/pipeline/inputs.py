@@ -177,8 +177,8 @@ class _Merge:
         if self.p.scheduler is not None:
             try:
                 yield from self._deliver(self.p.scheduler.results(wait=wait))
-            except InferenceError:
-                yield from self._recover()
+            except InferenceError as e:  # (its frames' inputs end with it: their results are lost)
+                yield from self._recover(e)
         yield from self._ends()
 
     def _deliver(self, results: Iterator[Result]) -> Iterator[Event]:
@@ -225,23 +225,30 @@ class _Merge:
             yield from self._recover()
             self.p.scheduler.submit(frames)
 
-    def _recover(self) -> Iterator[Event]:
-        """A failed request: its frames' inputs end with the error; the others go on, on a new queue."""
+    def _recover(self, failed: InferenceError | None = None) -> Iterator[Event]:
+        """A failed request (`failed`, when `results` raised it: its frames; else the queue says which when it is
+        drained): its frames' inputs end with the error; the others go on, on a new queue."""
         old = self.p.scheduler
+        if failed is not None:
+            self._lost(failed)
         while True:
             try:
                 yield from self._deliver(old.results(wait=True))
                 break
             except InferenceError as e:
-                for frame in e.frames:
-                    i = self.owner.pop(id(frame), None)
-                    if i is not None:
-                        self.outstanding[i] -= 1
-                        self.outcomes[i].error = self.outcomes[i].error or f"{self.outcomes[i].source}: {e}"
-                        self.feeders[i].end_opening(self.opening[i])
-                        self.p.delivered.release(i)
+                self._lost(e)
         old.discard()  # fully drained: `owner` now holds only frames not yet submitted
         self.p.drop_scheduler()
         # an open input's stream, else (all between reopenings) the last ended one's: its context and bridge serve
         streams = [f.stream for f in self.feeders.values()] + list(self.ended.values()) + [self.spare]
         self.p.activate(next(s for s in streams if s is not None))
+
+    def _lost(self, e: InferenceError) -> None:
+        """The frames of a failed request (`e.frames`): their inputs end with its error."""
+        for frame in e.frames:
+            i = self.owner.pop(id(frame), None)
+            if i is not None:
+                self.outstanding[i] -= 1
+                self.outcomes[i].error = self.outcomes[i].error or f"{self.outcomes[i].source}: {e}"
+                self.feeders[i].end_opening(self.opening[i])
+                self.p.delivered.release(i)
