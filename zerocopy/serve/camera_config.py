@@ -172,23 +172,25 @@ def _check_url(url: str, where: str, problem: Callable[[str, str], None], loop: 
 
 
 def check_cameras(table: dict | None, given: dict[str, dict], defaults: dict[str, Any], broker: bool, fill: Filler,
-                  problem: Problems, storage: bool = False) -> list[CameraConfig]:
+                  problem: Problems, storage: bool = False, recording: dict | None = None) -> list[CameraConfig]:
     """The [cameras.NAME] tables (filled in; `given`: as written, to tell a url left out because its secret could
-    not be filled in from one missing), each over `defaults`; `broker`: whether there is a [publish] table."""
+    not be filled in from one missing), each over `defaults` (its recording keys over `recording`, [defaults]'
+    own: `record_config.record_defaults`); `broker`: whether there is a [publish] table."""
     unfilled = {name: set(cam) - set((table or {}).get(name, {})) for name, cam in given.items()}
     if not table:
         problem("", "no camera: add at least one [cameras.NAME] table with its url")
     cameras = []
     for cam_name, cam in (table or {}).items():
         url_unfilled = bool({"url", "detect_url"} & unfilled.get(cam_name, set()))
-        camera = _check_camera(cam_name, cam, defaults, broker, url_unfilled, fill, problem, storage)
+        camera = _check_camera(cam_name, cam, defaults, broker, url_unfilled, fill, problem, storage, recording or {})
         if camera is not None:
             cameras.append(camera)
     return cameras
 
 
 def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: bool, url_unfilled: bool,
-                  fill: Filler, problem: Problems, storage: bool = False) -> CameraConfig | None:
+                  fill: Filler, problem: Problems, storage: bool = False,
+                  recording: dict | None = None) -> CameraConfig | None:
     """One camera's table checked (None: it has no usable url, or is no table)."""
     where = f"cameras.{cam_name}"
     if not is_name(cam_name):
@@ -228,8 +230,9 @@ def _check_camera(cam_name: str, cam: Any, defaults: dict[str, Any], broker: boo
         url = str(fill.base / os.path.expanduser(url))
         if not Path(url).is_file():
             problem(where, f"url: {redact(url)!r}: no such file")
-    record = check_record(cam, where, problem, storage, lambda u: _check_url(u, where, problem, loop),
-                          anonymise=bool(settings.get("anonymise")))
+    anonymise = bool(settings.get("anonymise"))
+    record = check_record({**({} if anonymise else recording or {}), **cam}, where, problem, storage,
+                          lambda u: _check_url(u, where, problem, loop), anonymise=anonymise)
     if run is None:
         return None
     return CameraConfig(name=cam_name, url=url, settings=settings, run=run, enabled=enabled,

@@ -28,6 +28,7 @@ from zerocopy.serve.checks import Problems, bool_value, table_of, unknown_keys
 from zerocopy.serve.frigate import FRIGATE_SUFFIXES, load_frigate
 from zerocopy.serve.homeassistant_config import check_homeassistant
 from zerocopy.serve.http_config import HttpConfig, check_http
+from zerocopy.serve.record_config import RECORD_KEYS, record_defaults
 from zerocopy.serve.secrets import Filler
 from zerocopy.serve.storage_config import StorageConfig, check_storage
 
@@ -97,10 +98,12 @@ def parse_config(raw: dict[str, Any], env: dict[str, str], base: Path, name: str
     http = check_http(table_of(raw, "http", problem), given_http, problem)
     homeassistant = check_homeassistant(table_of(raw, "homeassistant", problem), publish is not None, problem)
     storage = check_storage(table_of(raw, "storage", problem), env, base, problem)
-    table = table_of(raw, "defaults", problem)
-    defaults = check_settings(table, "defaults", problem, fill.mask, base) if table is not None else {}
+    table = table_of(raw, "defaults", problem) or {}
+    recording = record_defaults(table, problem, storage is not None)
+    defaults = check_settings({k: v for k, v in table.items() if k not in RECORD_KEYS}, "defaults", problem,
+                              fill.mask, base)
     cameras = check_cameras(table_of(raw, "cameras", problem), given_cameras, defaults, publish is not None, fill,
-                            problem, storage is not None)
+                            problem, storage is not None, recording)
     if cameras and not any(c.enabled for c in cameras) and not problem.lines:
         problem("", "every camera has enabled = false")
     if problem.lines:

@@ -92,3 +92,20 @@ def check_record(cam: dict[str, Any], where: str, problem: Callable[[str, str], 
                         pre_s=_seconds(cam, "pre_capture", DEFAULT_PRE_S, where, problem),
                         post_s=_seconds(cam, "post_capture", DEFAULT_POST_S, where, problem),
                         buffer_mb=None if buffer_mb is None else float(buffer_mb))
+
+
+def record_defaults(table: dict[str, Any], problem: Callable[[str, str], None], storage: bool) -> dict[str, Any]:
+    """The recording keys of `[defaults]` (all but `record_url`, a camera's own stream), checked once there: what
+    each camera takes unless it says otherwise (an anonymised camera does not record: it takes none). {} when one
+    is wrong (said once, here, not for each camera)."""
+    if "record_url" in table:
+        problem("defaults", "record_url is a camera's own main stream: set it in its [cameras.NAME] table")
+    given = {k: v for k, v in table.items() if k in RECORD_KEYS and k != "record_url"}
+    said: list[str] = []
+
+    def noted(where: str, what: str) -> None:
+        said.append(what)
+        problem(where, what)
+
+    check_record(given, "defaults", noted, storage, lambda url: None)
+    return {} if said else given

@@ -373,3 +373,20 @@ def test_a_file_is_a_camera_only_with_loop_and_is_then_paced_as_live(tmp_path):
     assert "[cameras.door] loop = true is for a file played as a camera" in problems
     assert "[cameras.gone] url:" in problems and "no such file" in problems
     assert "[cameras.odd] loop must be true or false" in problems
+
+
+def test_recording_keys_in_defaults_are_each_cameras_unless_it_says_otherwise(tmp_path):
+    """As Frigate's global `record`: `[defaults]` may hold record, retain_days, pre_capture, post_capture and
+    record_buffer_mb; a camera's own win; an anonymised camera takes none (it cannot record)."""
+    text = ('[storage]\npath = "{d}"\n[defaults]\nrecord = "continuous"\nretain_days = 3\npost_capture = 8\n'
+            '[cameras.a]\nurl = "rtsp://a.lan/1"\n[cameras.b]\nurl = "rtsp://b.lan/1"\nrecord = "motion"\n'
+            '[cameras.c]\nurl = "rtsp://c.lan/1"\nanonymise = "person"\n').format(d=tmp_path / "events")
+    a, b, c = load_config(write(tmp_path, text), env={}).cameras
+    assert (a.record.mode, a.record.retain_days, a.record.post_s, a.record.enabled) == ("continuous", 3, 8, True)
+    assert (b.record.mode, b.record.retain_days) == ("motion", 3)
+    assert not c.record.enabled
+    found = problems(tmp_path, '[storage]\npath = "{d}"\n[defaults]\nrecord = "always"\nrecord_url = "rtsp://x/1"\n'
+                               '[cameras.a]\nurl = "rtsp://a.lan/1"\n[cameras.b]\nurl = "rtsp://b.lan/1"\n'
+                     .format(d=tmp_path / "events"))
+    assert found == ["[defaults] record_url is a camera's own main stream: set it in its [cameras.NAME] table",
+                     "[defaults] record must be \"continuous\", \"motion\", \"events\" or false, not 'always'"]
