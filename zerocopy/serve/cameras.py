@@ -60,6 +60,9 @@ class Camera:
         self.recording: Callable[[], Any] | None = None  # its recording's figures now (set by the engine)
         self.gate_off: str | None = None  # why its settings keep every frame decoded (set by the engine)
         self._past_gate = GateFigures()  # its decode gate's, over the runs that ended
+        # the open input's last report read: its input may be closing (its reader gone, `damage` None) before its
+        # end is counted (`ended`), and counters must not fall back meanwhile
+        self._last_damage: Any = None
 
     def began(self, damage: Callable[[], Any], path: str | None) -> None:
         """The camera's input opened (`InputBegin`) on `path`, its `DamageReport` read live from `damage`. Every
@@ -68,7 +71,7 @@ class Camera:
             if self._opened:
                 self._past_reconnects += 1
             self._opened = True
-            self.state, self.error, self.damage = "running", None, damage
+            self.state, self.error, self.damage, self._last_damage = "running", None, damage, None
             self._run_path = path
 
     def cannot_open(self, why: str) -> None:
@@ -109,7 +112,7 @@ class Camera:
         damage = outcome.damage
         with self.lock:
             self.events += self.tallies.events(events)
-            self.damage = lambda: None
+            self.damage, self._last_damage = (lambda: None), None
             self._past_dropped += damage.packets_failed + damage.corrupt_frames
             self._past_reconnects += damage.live_report.reconnects if damage.live_report is not None else 0
             if damage.gate is not None:
@@ -143,6 +146,7 @@ class Camera:
         recording = self.recording() if self.recording is not None else None  # (outside the camera's lock)
         with self.lock:  # the open input's figures and those of the ended ones, never both for one input
             damage = self.damage()
+            damage = self._last_damage = damage if damage is not None else self._last_damage
             live = damage.live_report if damage is not None else None
             latency = np.asarray(self._latency) if self._latency else None
             return CameraStatus(

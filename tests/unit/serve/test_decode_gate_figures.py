@@ -80,3 +80,22 @@ def test_the_settings_that_keep_every_frame_decoded_are_named():
     assert "motion = false" in setting_off(RunConfig(motion=False))
     assert setting_off(RunConfig(motion=True, decode_gate="off")) == "decode_gate = off"
     assert "draw_motion" in setting_off(RunConfig(motion=True, draw_motion=True))  # not "its decoder cannot"
+
+
+def test_counters_do_not_fall_back_while_an_input_closes(tmp_path):
+    """The review of this change: the feeder lets its stream go before the input's end reaches the camera; in
+    between the open input's report was gone and the sums fell back by it (a Prometheus counter must not)."""
+    config = parse_config({"cameras": {"front": {"url": "rtsp://front.lan/1", "model": "face"}}}, env={},
+                          base=tmp_path)
+    engine = Engine(config.cameras, None, say=lambda msg: None)
+    group, = engine.groups
+    det = FakeDetector("software")
+    det.path = "software"
+    det.damage[0] = DamageReport(gate=gate(300, 120, 2))
+    group._observe(det, begin(0))
+    frames = ("zerocopy_camera_decode_gate_frames_total", "front", None)
+    assert scrape(engine)[frames] == 300.0
+    del det.damage[0]  # its reader let the stream go; its end not counted yet
+    assert scrape(engine)[frames] == 300.0
+    group._observe(det, ended_with(gate(300, 120, 2)))
+    assert scrape(engine)[frames] == 300.0
