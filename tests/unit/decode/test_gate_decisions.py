@@ -81,6 +81,17 @@ def test_the_consumer_wanting_frames_opens_the_gate_and_quiet_closes_it_again():
     assert action == CLOSE and n >= frames - 1
 
 
+def test_a_keepalive_that_finds_no_keyframe_opens_the_gate_at_its_time():
+    """`Demand.wanted_from` (`MotionGate.wants_frames`: a keepalive or an end that waited `KEYFRAME_WAIT_S` for a
+    keyframe in vain): the quiet packets before it are kept, the first at or after it opens the gate."""
+    rng = np.random.default_rng(4)
+    gate, demand, _ = calibrated_gate(rng)
+    demand.judge(False, 20.0, wanted_from=21.0)
+    actions = [(p, gate.packet(size, key, 20.0 + p / 15)) for p, (size, key) in enumerate(quiet_sizes(rng, 1)[1:20], 1)]
+    assert [a for p, a in actions if p < 15] == [KEEP] * 14  # (20 + 14/15 s: before it)
+    assert actions[14] == (15, OPEN) and gate.report.opened_by["frames wanted"] == 1
+
+
 def test_a_stream_padded_to_a_constant_bit_rate_keeps_full_decoding():
     rng = np.random.default_rng(5)
     demand = Demand()
