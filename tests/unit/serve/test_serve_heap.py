@@ -12,7 +12,10 @@ import pytest
 
 from zerocopy.serve import heap
 
-pytestmark = pytest.mark.slow  # (an interpreter each: about 0.1 s)
+# slow: an interpreter each (about 0.1 s)
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    heap._glibc() is None,
+    reason="this C library is not glibc: pin_thresholds does nothing there (mallopt's parameters are glibc's)")]
 
 # a large block freed (FFmpeg's MPEG-TS seekback is 5 MB), then a block under it (a 4K picture) that a fresh
 # interpreter's arenas have no room for: glibc maps it apart, or grows an arena for it; the answer is the block's
@@ -33,12 +36,6 @@ print(pinned, bool(ctypes.c_size_t.from_address(block - ctypes.sizeof(ctypes.c_s
 def mapped_apart(how: str) -> str:
     return subprocess.run([sys.executable, "-c", PROGRAM, how], capture_output=True, text=True, check=True,
                           timeout=60).stdout.strip()
-
-
-@pytest.fixture(autouse=True)
-def glibc():
-    if heap._glibc() is None:
-        pytest.skip("not glibc")
 
 
 def test_a_large_block_freed_leaves_the_next_large_one_mapped_apart_once_pinned():
